@@ -1,0 +1,62 @@
+"""``abstain metrics``: every metric of the four protocols, with bootstrap CIs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from abstain.cli.common import fail, friendly_errors, out_console, write_json
+from abstain.metrics import MetricsConfig, compute_metrics
+from abstain.schema import ScoredRow, read_jsonl
+
+HEADLINE = (
+    "ua.acc", "ua.du_f1", "ua.mu_f1", "r1.a_acc", "r1.a_fu", "r1.u_ref", "r1.u_clar",
+    "aca.behavior_score", "aca.idk_score", "ab.f1", "ab.precision", "ab.recall",
+)
+
+
+def headline_table(metrics: dict, title: str = "metrics") -> Table:
+    """The headline metrics with their CIs as a rich table."""
+    table = Table(title=title)
+    table.add_column("metric")
+    table.add_column("value", justify="right")
+    table.add_column("95% CI", justify="right")
+    for key in HEADLINE:
+        value, ci = metrics.get(key), metrics.get(f"{key}_ci")
+        table.add_row(
+            key,
+            "—" if value is None else f"{value:.3f}",
+            "—" if not ci else f"[{ci[0]:.3f}, {ci[1]:.3f}]",
+        )
+    table.caption = (
+        f"{metrics['n.answerable']} answerable, {metrics['n.unanswerable']} unanswerable, "
+        f"{metrics['n.format_errors']} without a box, {metrics['n.judge_errors']} judge errors"
+    )
+    return table
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def metrics(
+        input: Path = typer.Option(..., "--input", "-i", help="Scored rows (JSONL)."),
+        json_out: Path | None = typer.Option(None, "--json", help="Write all metrics here (JSON)."),
+        protocol: str | None = typer.Option(None, help="Only rows of this protocol."),
+        resamples: int = typer.Option(1000, help="Bootstrap resamples for the 95% CIs (0: none)."),
+        seed: int = typer.Option(0, help="Bootstrap seed."),
+    ) -> None:
+        """Compute UA-Bench, Abstain-R1, ACA and AbstentionBench metrics of scored rows."""
+        with friendly_errors():
+            rows = read_jsonl(input, ScoredRow)
+            protocols = sorted({r.protocol for r in rows if r.protocol})
+            if protocol is not None:
+                rows = [r for r in rows if r.protocol == protocol]
+                if not rows:
+                    raise fail(f"{input}: no rows of protocol {protocol!r} (found: {protocols or 'none'})")
+            elif len(protocols) > 1:
+                raise fail(f"{input} mixes protocols {protocols}; choose one with --protocol")
+            result = compute_metrics(rows, MetricsConfig(resamples=resamples, seed=seed))
+        if json_out is not None:
+            write_json(json_out, result)
+        out_console.print(headline_table(result, title=f"metrics of {input}"))

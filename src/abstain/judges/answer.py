@@ -1,0 +1,231 @@
+"""Rule-based answer correctness: normalized exact match, a numeric fast path, then Math-Verify.
+
+A prediction is correct when it matches ANY reference answer. For each reference, in order:
+
+1. SQuAD-style normalized exact match (lowercase, no punctuation/articles/extra spaces);
+2. when both sides are plain numbers (``$1,200``, ``18.0``, ``3/4``, ``\\frac{3}{4}``, ``50\\%``),
+   numeric comparison — this decides most math answers without touching sympy;
+3. when the reference looks mathematical, Math-Verify ``verify(parse(gold), parse(pred))``.
+
+Math-Verify enforces its timeouts with ``SIGALRM``, which only works on the main thread: called from
+a worker thread it raises and ``verify`` silently returns False. :func:`math_equal` therefore runs
+inline on the main thread and, from any other thread, in a pool of worker processes (each worker
+runs on its own main thread, so the timeout holds). A worker that overruns a hard deadline is killed
+and replaced. Either way a pathological input such as ``9^{9^{9^{9}}}`` returns within the timeout.
+
+Example:
+    >>> check_answer("18.0", ["18"])
+    True
+    >>> check_answer("\\\\frac{1}{2}", ["0.5"])
+    True
+    >>> check_answer("the Beatles", ["Beatles"])
+    True
+    >>> check_answer("17", ["18"])
+    False
+"""
+
+from __future__ import annotations
+
+import functools
+import multiprocessing
+import re
+import string
+import threading
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+
+__all__ = ["AnswerConfig", "check_answer", "exact_match", "math_equal", "normalize_text", "numeric_value"]
+
+
+@dataclass(frozen=True)
+class AnswerConfig:
+    """How answers are compared.
+
+    Attributes:
+        timeout_s: Math-Verify's per-call timeout (parse and verify each), in seconds.
+        rel_tol: relative tolerance of the numeric fast path.
+        use_math_verify: turn off to rely on exact match and the numeric path only.
+    """
+
+    timeout_s: int = 5
+    rel_tol: float = 1e-6
+    use_math_verify: bool = True
+
+
+DEFAULT = AnswerConfig()
+
+# --- exact match -------------------------------------------------------------------------------
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCT = str.maketrans("", "", string.punctuation + "\u2018\u2019\u201c\u201d")
+
+
+def normalize_text(text: str) -> str:
+    """SQuAD normalization: lowercase, strip punctuation, articles and extra whitespace.
+
+    Example:
+        >>> normalize_text("The  Beatles!")
+        'beatles'
+    """
+    text = text.lower().translate(_PUNCT)
+    return " ".join(_ARTICLES.sub(" ", text).split())
+
+
+def exact_match(pred: str, gold: str) -> bool:
+    """Normalized exact match; empty normalizations never match."""
+    p = normalize_text(pred)
+    return bool(p) and p == normalize_text(gold)
+
+
+# --- numeric fast path ---------------------------------------------------------------------------
+
+_TEXT_WRAP = re.compile(r"\\(?:text|textbf|mathrm|mbox)\{([^{}]*)\}")
+_UNIT_WORDS = re.compile(r"[a-zA-Z][a-zA-Z .]*$")
+_NUMBER = re.compile(r"[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?")
+_FRAC = re.compile(r"^(-?)\\[dt]?frac\{(-?\d+)\}\{(-?\d+)\}$")
+_SLASH = re.compile(r"^(-?\d+)\s*/\s*(\d+)$")
+
+
+@functools.lru_cache(maxsize=65536)
+def numeric_value(text: str) -> float | None:
+    """The number a short answer denotes, or None when it is not a plain number.
+
+    Currency signs, thousands separators, percent signs, ``\\text{}`` wrappers and trailing unit
+    words are ignored; simple fractions are evaluated.
+
+    Example:
+        >>> numeric_value("\\\\$1,234.50")
+        1234.5
+        >>> numeric_value("\\\\frac{3}{4}")
+        0.75
+        >>> numeric_value("12 apples")
+        12.0
+        >>> numeric_value("x + 1") is None
+        True
+    """
+    s = _TEXT_WRAP.sub(r"\1", text).strip()
+    if len(s) > 40:
+        return None
+    s = s.replace("\\$", "").replace("$", "").replace("\\%", "").replace("%", "").replace("\\!", "")
+    s = s.replace("{,}", "").replace("\\,", "").replace("^\\circ", "").replace("^{\\circ}", "")
+    s = s.strip().rstrip(".").strip()
+    if re.fullmatch(r"[-+]?\d{1,3}(,\d{3})+(\.\d+)?", s):
+        s = s.replace(",", "")
+    m = _FRAC.match(s) or _SLASH.match(s)
+    if m:
+        groups = m.groups()
+        sign = -1.0 if groups[0] == "-" and len(groups) == 3 else 1.0
+        num, den = (groups[1], groups[2]) if len(groups) == 3 else groups
+        return None if float(den) == 0 else sign * float(num) / float(den)
+    m = _NUMBER.match(s)
+    if not m:
+        return None
+    rest = s[m.end() :].strip()
+    if rest and not _UNIT_WORDS.fullmatch(rest):
+        return None
+    try:
+        return float(m.group(0))
+    except ValueError:  # pragma: no cover - regex guarantees a float
+        return None
+
+
+def _numbers_equal(a: float, b: float, rel_tol: float) -> bool:
+    return abs(a - b) <= rel_tol * max(1.0, abs(a), abs(b))
+
+
+# --- Math-Verify, safe from any thread -----------------------------------------------------------
+
+_MATHY = re.compile(r"[\d\\^_{}=+*/<>]")
+
+
+def _wrap(expr: str) -> str:
+    return expr if ("$" in expr or "\\boxed" in expr) else f"\\boxed{{{expr}}}"
+
+
+@functools.lru_cache(maxsize=16384)
+def _mv_parse(text: str, timeout: int):  # type: ignore[no-untyped-def]
+    from math_verify import parse
+
+    return parse(_wrap(text), parsing_timeout=timeout)
+
+
+def _math_equal_inline(gold: str, pred: str, timeout: int) -> bool:
+    from math_verify import verify
+
+    g = _mv_parse(gold, timeout)
+    p = _mv_parse(pred, timeout)
+    if not g or not p:
+        return False
+    return bool(verify(g, p, timeout_seconds=timeout))
+
+
+class _WorkerPool:
+    """Worker processes for Math-Verify calls made off the main thread."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pool: ProcessPoolExecutor | None = None
+
+    def _get(self) -> ProcessPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                workers = max(1, min(4, multiprocessing.cpu_count()))
+                self._pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
+            return self._pool
+
+    def _reset(self, pool: ProcessPoolExecutor) -> None:
+        with self._lock:
+            if self._pool is pool:
+                self._pool = None
+        for proc in list(getattr(pool, "_processes", {}).values()):
+            proc.kill()
+        pool.shutdown(wait=False, cancel_futures=True)
+
+    def run(self, gold: str, pred: str, timeout: int) -> bool:
+        pool = self._get()
+        future = pool.submit(_math_equal_inline, gold, pred, timeout)
+        # parse(gold) + parse(pred) + verify may each use the full timeout; spawning costs a few s.
+        try:
+            return bool(future.result(timeout=3 * timeout + 30))
+        except FutureTimeout:
+            self._reset(pool)
+            return False
+
+
+_POOL = _WorkerPool()
+
+
+@functools.lru_cache(maxsize=65536)
+def math_equal(gold: str, pred: str, timeout: int = DEFAULT.timeout_s) -> bool:
+    """Math-Verify equivalence (gold first), correct from any thread, bounded by ``timeout``.
+
+    Example:
+        >>> math_equal("\\\\frac{\\\\pi}{2}", "\\\\pi/2")
+        True
+    """
+    if threading.current_thread() is threading.main_thread():
+        return _math_equal_inline(gold, pred, timeout)
+    return _POOL.run(gold, pred, timeout)
+
+
+def check_answer(pred: str, golds: list[str], config: AnswerConfig = DEFAULT) -> bool:
+    """Whether ``pred`` matches any reference in ``golds`` (see the module docstring)."""
+    pred = pred.strip()
+    if not pred or not golds:
+        return False
+    pred_num = numeric_value(pred)
+    need_mv = []
+    for gold in golds:
+        if exact_match(pred, gold):
+            return True
+        gold_num = numeric_value(gold)
+        if gold_num is not None and pred_num is not None:
+            if _numbers_equal(gold_num, pred_num, config.rel_tol):
+                return True
+            continue  # two plain numbers that differ: no need for sympy
+        if _MATHY.search(gold):
+            need_mv.append(gold)
+    if config.use_math_verify:
+        return any(math_equal(gold, pred, config.timeout_s) for gold in need_mv)
+    return False

@@ -1,0 +1,133 @@
+"""All metrics of the four protocols for a set of scored rows, with bootstrap confidence intervals.
+
+The result is one flat dict whose keys are the documented metric names (``ua.du_f1``,
+``r1.u_clar_c``, ``aca.by_perturbation.entity_disruption.behavior_score``,
+``by_category.reasoning.ab.f1`` …), each with ``<key>_ci = [low, high]``; undefined values
+(zero denominators) are ``None``. Rows with a ``judge_error`` are counted in ``n.judge_errors`` and
+left out of every other number.
+
+Example:
+    >>> from abstain.schema import ScoredRow
+    >>> row = ScoredRow(id="1", question="q", answers=["4"], label="answerable", response="",
+    ...                 model="m", pred="ANSWER", answer="4", format_ok=True, correct=True)
+    >>> m = compute_metrics([row], MetricsConfig(resamples=10))
+    >>> m["ua.acc"], m["n.answerable"]
+    (1.0, 1)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from abstain.metrics.aca import BehaviorValues, aca_metrics
+from abstain.metrics.ab import ab_metrics
+from abstain.metrics.counts import Counts, row_cell
+from abstain.metrics.r1 import r1_metrics
+from abstain.metrics.ua import ua_metrics
+from abstain.schema import ScoredRow
+
+__all__ = ["MetricsConfig", "compute_metrics", "metric_block"]
+
+Value = float | int | list[float] | None
+
+
+@dataclass(frozen=True)
+class MetricsConfig:
+    """Bootstrap and ACA value settings.
+
+    Attributes:
+        resamples: bootstrap resamples (0 disables the CIs).
+        seed: bootstrap seed; the same seed gives the same intervals.
+        confidence: two-sided interval mass.
+        behavior_values: ACA reward and Behavior Score values per behavior.
+    """
+
+    resamples: int = 1000
+    seed: int = 0
+    confidence: float = 0.95
+    behavior_values: BehaviorValues = field(default_factory=BehaviorValues)
+
+    def __post_init__(self) -> None:
+        if self.resamples < 0:
+            raise ValueError("resamples must be >= 0")
+        if not 0 < self.confidence < 1:
+            raise ValueError("confidence must be in (0, 1), e.g. 0.95")
+
+
+def _families(config: MetricsConfig, has_clar: bool) -> list[tuple[str, Callable[[np.ndarray], dict]]]:
+    return [
+        ("ua", ua_metrics),
+        ("r1", lambda c: r1_metrics(c, has_clarification=has_clar)),
+        ("aca", lambda c: aca_metrics(c, config.behavior_values)),
+        ("ab", ab_metrics),
+    ]
+
+
+def _point(value: np.ndarray) -> float | None:
+    v = float(value)
+    return None if math.isnan(v) else v
+
+
+def _interval(samples: np.ndarray, confidence: float) -> list[float] | None:
+    finite = samples[~np.isnan(samples)]
+    if finite.size == 0:
+        return None
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(finite, [tail, 100 - tail])
+    return [float(low), float(high)]
+
+
+def _with_cis(rows: Sequence[ScoredRow], config: MetricsConfig, prefix: str = "") -> dict[str, Value]:
+    """Metric families (and their CIs) for rows with no judge error."""
+    counts = Counts.from_rows(rows)
+    point_c = counts.tensor
+    has_clar = any(r.clarification_correct is not None for r in rows)
+    boot_c = None
+    if config.resamples:
+        # a stable per-group stream: the same rows give the same intervals whatever else is scored
+        seed = [config.seed, *prefix.encode()]
+        boot_c = counts.bootstrap(config.resamples, np.random.default_rng(seed))
+    out: dict[str, Value] = {}
+    for family, fn in _families(config, has_clar):
+        point = fn(point_c)
+        boot = fn(boot_c) if boot_c is not None else {}
+        for name, value in point.items():
+            key = f"{family}.{name}"
+            out[key] = _point(value)
+            out[f"{key}_ci"] = (
+                _interval(boot[name], config.confidence) if name in boot and out[key] is not None else None
+            )
+    return out
+
+
+def metric_block(rows: Sequence[ScoredRow], config: MetricsConfig, prefix: str = "") -> dict[str, Value]:
+    """Every metric family, ACA per perturbation, and the counts for one group of rows."""
+    ok = [r for r in rows if r.judge_error is None]
+    out = _with_cis(ok, config, prefix)
+    perturbations = sorted({r.perturbation for r in ok if r.label == "unanswerable" and r.perturbation})
+    for name in perturbations:
+        group = [r for r in ok if r.label == "unanswerable" and r.perturbation == name]
+        sub = _with_cis(group, config, f"{prefix}p:{name}")
+        for key, value in sub.items():
+            if key.startswith("aca."):
+                out[f"aca.by_perturbation.{name}.{key[4:]}"] = value
+    out["n.answerable"] = sum(r.label == "answerable" for r in ok)
+    out["n.unanswerable"] = sum(r.label == "unanswerable" for r in ok)
+    out["n.judge_errors"] = len(rows) - len(ok)
+    out["n.format_errors"] = sum(not r.format_ok for r in rows)
+    return out
+
+
+def compute_metrics(rows: Sequence[ScoredRow], config: MetricsConfig | None = None) -> dict[str, Value]:
+    """All metrics for ``rows`` plus the same per ``category`` under ``by_category.<name>.``."""
+    config = config or MetricsConfig()
+    out = metric_block(rows, config)
+    for name in sorted({r.category for r in rows if r.category}):
+        group = [r for r in rows if r.category == name]
+        for key, value in metric_block(group, config, f"c:{name}").items():
+            out[f"by_category.{name}.{key}"] = value
+    return out

@@ -1,0 +1,189 @@
+"""Raw response -> :class:`Prediction`: the last ``\\boxed{}``, its label, reasoning and clarification.
+
+Rules (UA-Bench appendix B, extended for Abstain-R1's tags and reasoning models):
+
+* ``<think>…</think>`` (reasoning models) is stored as ``reasoning`` and never searched for a box.
+* With Abstain-R1's ``<thinking>…</thinking><answer>…</answer>``, the box is looked for inside the
+  last ``<answer>`` section first, then in the rest of the visible text.
+* The decision is the content of the LAST balanced ``\\boxed{…}`` (nested and escaped braces
+  handled; a trailing unbalanced box, e.g. cut by max tokens, is skipped).
+* No box -> ``format_ok=False``, ``pred=ANSWER``, ``answer`` = the last 200 characters.
+* Label mapping on the box, case-insensitive, in order: "i don't know" (straight or curly
+  apostrophe, or "dont") or ``<MODEL_UNCERTAIN>`` -> MODEL_UNCERTAIN; ``<DATA_UNCERTAIN>`` ->
+  DATA_UNCERTAIN; otherwise ANSWER. LaTeX-escaped underscores (``DATA\\_UNCERTAIN``) and the
+  bare tokens without angle brackets are accepted too.
+
+Example:
+    >>> p = parse_response("Let x be ... so \\\\boxed{\\\\frac{1}{2}} is it.")
+    >>> (p.pred.value, p.answer, p.format_ok)
+    ('ANSWER', '\\\\frac{1}{2}', True)
+    >>> parse_response("\\\\boxed{I don’t know.} What is the price of a pen?").pred.value
+    'MODEL_UNCERTAIN'
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from abstain.schema import Pred
+
+__all__ = ["Prediction", "last_boxed", "label_of", "parse_response", "split_reasoning", "TAIL_CHARS"]
+
+TAIL_CHARS = 200
+_BOX_OPENERS = re.compile(r"\\(?:boxed|fbox)\s*\{")
+_MAX_BOX_ATTEMPTS = 64
+
+_MU = re.compile(r"i\s+(?:don'?t|do\s+not)\s+know|<?model[_ ]uncertain>?", re.IGNORECASE)
+_DU = re.compile(r"<?data[_ ]uncertain>?", re.IGNORECASE)
+
+_THINK_OPEN = "<think>"
+_THINK_CLOSE = "</think>"
+_ANSWER_RE = re.compile(r"<answer>(.*?)(?:</answer>|\Z)", re.IGNORECASE | re.DOTALL)
+_THINKING_RE = re.compile(r"<thinking>(.*?)(?:</thinking>|\Z)", re.IGNORECASE | re.DOTALL)
+
+
+@dataclass(frozen=True, slots=True)
+class Prediction:
+    """What a response commits to, parsed once and shared by metrics and rewards."""
+
+    pred: Pred
+    answer: str | None
+    format_ok: bool
+    boxed: str | None
+    clarification: str | None
+    reasoning: str | None
+
+
+def _match_braces(text: str, start: int) -> int:
+    """Index of the ``}`` closing the ``{`` at ``start - 1``, or -1 if unbalanced."""
+    depth = 1
+    i = start
+    n = len(text)
+    while i < n:
+        # jump to the next interesting character
+        j_open = text.find("{", i)
+        j_close = text.find("}", i)
+        if j_close < 0:
+            return -1
+        j = j_close if j_open < 0 or j_close < j_open else j_open
+        if j > 0 and text[j - 1] == "\\" and not (j > 1 and text[j - 2] == "\\"):
+            i = j + 1  # escaped brace \{ or \}
+            continue
+        if text[j] == "{":
+            depth += 1
+        else:
+            depth -= 1
+            if depth == 0:
+                return j
+        i = j + 1
+    return -1
+
+
+def _last_box_span(text: str) -> tuple[int, int, int] | None:
+    """Span of the last balanced box: (start of ``\\boxed``, content start, closing brace)."""
+    openers = list(_BOX_OPENERS.finditer(text)) if "box" in text else []
+    for m in reversed(openers[-_MAX_BOX_ATTEMPTS:]):
+        end = _match_braces(text, m.end())
+        if end >= 0:
+            return m.start(), m.end(), end
+    return None
+
+
+def last_boxed(text: str) -> str | None:
+    """Content of the last balanced ``\\boxed{...}`` in ``text``, or None.
+
+    Example:
+        >>> last_boxed("\\\\boxed{1} then \\\\boxed{\\\\frac{a}{b}} done")
+        '\\\\frac{a}{b}'
+        >>> last_boxed("\\\\boxed{\\\\{1, 2\\\\}}")
+        '\\\\{1, 2\\\\}'
+        >>> last_boxed("\\\\boxed{12} and \\\\boxed{cut off by max toke")
+        '12'
+    """
+    span = _last_box_span(text)
+    return None if span is None else text[span[1] : span[2]]
+
+
+def label_of(boxed: str) -> Pred:
+    """Map boxed content to a prediction label (MODEL_UNCERTAIN checked before DATA_UNCERTAIN)."""
+    if "know" in boxed.lower() or "ncertain" in boxed.lower():
+        text = boxed.replace("\u2019", "'").replace("\u2018", "'").replace("\\_", "_")
+        if _MU.search(text):
+            return Pred.MODEL_UNCERTAIN
+        if _DU.search(text):
+            return Pred.DATA_UNCERTAIN
+    return Pred.ANSWER
+
+
+def split_reasoning(text: str) -> tuple[str | None, str]:
+    """Separate ``<think>`` reasoning from the visible text of a response.
+
+    Example:
+        >>> split_reasoning("<think>hmm</think> \\\\boxed{2}")
+        ('hmm', ' \\\\boxed{2}')
+        >>> split_reasoning("no tags")
+        (None, 'no tags')
+    """
+    close = text.rfind(_THINK_CLOSE)
+    if close >= 0:
+        open_ = text.find(_THINK_OPEN)
+        start = open_ + len(_THINK_OPEN) if 0 <= open_ < close else 0
+        return text[start:close].strip(), text[close + len(_THINK_CLOSE) :]
+    open_ = text.find(_THINK_OPEN)
+    if open_ >= 0:  # reasoning never closed: nothing visible after it
+        return text[open_ + len(_THINK_OPEN) :].strip(), text[:open_]
+    return None, text
+
+
+def _clarification(section: str, span: tuple[int, int, int] | None, tagged: bool) -> str | None:
+    """The answer's words outside the box.
+
+    In the tagged format this is the whole ``<answer>`` section minus the box. Untagged, it is the
+    paragraph holding the box plus anything after it, so a long derivation is not mistaken for it.
+    """
+    if span is None:
+        return None
+    start, _, end = span
+    if tagged:
+        text = section[:start] + section[end + 1 :]
+    else:
+        para = section.rfind("\n\n", 0, start)
+        text = section[para + 2 if para >= 0 else 0 : start] + section[end + 1 :]
+    text = text.strip().strip("$").strip()
+    return text or None
+
+
+def parse_response(response: str) -> Prediction:
+    """Parse a raw response into a :class:`Prediction` (see the module docstring for the rules)."""
+    reasoning, visible = split_reasoning(response)
+    section, tagged = visible, False
+    if "<answer>" in visible.lower():
+        answers = _ANSWER_RE.findall(visible)
+        if answers:
+            section, tagged = answers[-1], True
+        if reasoning is None:
+            thinking = _THINKING_RE.findall(visible)
+            reasoning = thinking[-1].strip() if thinking else None
+    span = _last_box_span(section)
+    if span is None and tagged:  # box outside the <answer> section
+        section, tagged = visible, False
+        span = _last_box_span(section)
+    if span is None:
+        return Prediction(
+            pred=Pred.ANSWER,
+            answer=response[-TAIL_CHARS:],
+            format_ok=False,
+            boxed=None,
+            clarification=None,
+            reasoning=reasoning,
+        )
+    boxed = section[span[1] : span[2]]
+    return Prediction(
+        pred=label_of(boxed),
+        answer=boxed.strip(),
+        format_ok=True,
+        boxed=boxed,
+        clarification=_clarification(section, span, tagged),
+        reasoning=reasoning,
+    )

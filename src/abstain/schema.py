@@ -1,0 +1,226 @@
+"""The interchange format: items, response rows and scored rows, one JSON object per line.
+
+Every stage of abstain reads and writes these three row types, so a file written by one
+command is the input of the next (``synth``/loaders -> ``eval`` -> ``score`` -> ``metrics``).
+
+Example:
+    >>> item = Item(id="umwp-1", question="How many?", answers=[460.0], label="answerable")
+    >>> item.answers
+    ['460']
+    >>> row = ResponseRow(**item.model_dump(), response="\\\\boxed{460}", model="m")
+    >>> row.sample
+    0
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Iterator
+from enum import Enum
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+__all__ = [
+    "Behavior",
+    "DataError",
+    "Item",
+    "Label",
+    "Pred",
+    "ResponseRow",
+    "ScoredRow",
+    "iter_jsonl",
+    "read_jsonl",
+    "write_jsonl",
+]
+
+
+class Pred(str, Enum):
+    """The decision a response commits to (UA-Bench's three-way attribution)."""
+
+    ANSWER = "ANSWER"
+    DATA_UNCERTAIN = "DATA_UNCERTAIN"
+    MODEL_UNCERTAIN = "MODEL_UNCERTAIN"
+
+
+class Behavior(str, Enum):
+    """ACA-RL's five terminal behaviors on a missing-premise question."""
+
+    SH = "SH"  # silent hallucination: a definite answer, no acknowledgment
+    EA = "EA"  # explicit assumption: a definite answer under a stated, ungrounded assumption
+    ABS = "ABS"  # abstention: refuses, names the problem as underspecified
+    COND = "COND"  # conditional formulation: the answer as a formula in the missing quantity
+    ELICIT = "ELICIT"  # active elicitation: asks for the missing premise
+
+
+Label = Literal["answerable", "unanswerable"]
+
+
+class DataError(ValueError):
+    """A malformed input file; the message names the file and line."""
+
+
+def _canonical_answer(value: Any) -> str:
+    """Reference answers are strings; numbers keep their shortest exact form (460.0 -> '460')."""
+    if isinstance(value, bool):
+        raise ValueError("a reference answer cannot be a boolean")
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return value
+    raise ValueError(f"a reference answer must be a string or a number, got {type(value).__name__}")
+
+
+class Item(BaseModel):
+    """A question with its reference answers and whether it can be answered.
+
+    Unknown fields are kept (``extra="allow"``) so that columns a tool adds (``graph``,
+    ``pair_id`` from synthesis, your own bookkeeping) survive every stage unchanged.
+    """
+
+    model_config = ConfigDict(extra="allow", populate_by_name=True)
+
+    id: str = Field(description="Unique id of the item within its file.")
+    question: str = Field(description="The question shown to the model.")
+    answers: list[str] = Field(
+        description="Acceptable reference answers; any one may match. Empty for unanswerable items."
+    )
+    label: Label = Field(description="'answerable' or 'unanswerable'.")
+    category: str | None = Field(default=None, description="Breakdown group, e.g. knowledge | reasoning.")
+    perturbation: str | None = Field(default=None, description="How an unanswerable twin was made.")
+    gap: str | None = Field(default=None, description="What is missing, in words.")
+    source: str | None = Field(default=None, description="Benchmark or generator the item comes from.")
+    meta: dict[str, Any] = Field(default_factory=dict, description="Free-form metadata.")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _hint_common_mistakes(cls, data: Any) -> Any:
+        if isinstance(data, dict) and "answers" not in data and "answer" in data:
+            raise ValueError("field 'answers' (a list) is missing; found 'answer' - rename it to 'answers'")
+        return data
+
+    @field_validator("id", mode="before")
+    @classmethod
+    def _id_to_str(cls, value: Any) -> Any:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return str(value)
+        return value
+
+    @field_validator("answers", mode="before")
+    @classmethod
+    def _answers_to_str(cls, value: Any) -> Any:
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            value = [value]
+        return [_canonical_answer(v) for v in value]
+
+
+class ResponseRow(Item):
+    """An item plus one raw model response."""
+
+    response: str = Field(description="Raw model text, reasoning included.")
+    model: str = Field(description="Name of the model that wrote the response.")
+    protocol: str | None = Field(default=None, description="Prompt protocol that produced it.")
+    sample: int = Field(default=0, ge=0, description="Sample index when several are drawn per item.")
+
+
+class ScoredRow(ResponseRow):
+    """A response row plus its parsed prediction and judgment."""
+
+    pred: Pred
+    answer: str | None = Field(description="Extracted final answer (boxed content or the tail).")
+    format_ok: bool = Field(description="False when no balanced \\boxed{} could be recovered.")
+    correct: bool | None = Field(description="Null when pred != ANSWER or the judge failed.")
+    behavior: Behavior | None = None
+    clarification: str | None = Field(default=None, description="Answer text outside the box.")
+    clarification_correct: bool | None = None
+    judge_error: str | None = None
+    judged_by: dict[str, str] = Field(
+        default_factory=dict, description="Which judge decided each field (correct, behavior, ...)."
+    )
+
+
+RowT = TypeVar("RowT", bound=BaseModel)
+
+
+def _describe(error: ValidationError) -> str:
+    parts = []
+    for err in error.errors(include_url=False):
+        loc = ".".join(str(p) for p in err["loc"])
+        msg = err["msg"]
+        if err["type"] == "json_invalid":
+            parts.append(f"invalid JSON ({err.get('ctx', {}).get('error', msg)})")
+        elif loc:
+            parts.append(f"field '{loc}': {msg}")
+        else:
+            parts.append(msg)
+    return "; ".join(parts)
+
+
+def iter_jsonl(path: str | os.PathLike[str], model: type[RowT]) -> Iterator[RowT]:
+    """Yield validated rows of ``model`` from a JSONL file, skipping blank lines.
+
+    Raises :class:`DataError` naming ``file:line`` at the first malformed line.
+    """
+    path = Path(path)
+    try:
+        handle = path.open("rb")
+    except FileNotFoundError:
+        raise DataError(f"{path}: no such file") from None
+    with handle:
+        for lineno, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                yield model.model_validate_json(raw)
+            except ValidationError as exc:
+                raise DataError(f"{path}:{lineno}: {_describe(exc)}") from None
+
+
+def read_jsonl(path: str | os.PathLike[str], model: type[RowT]) -> list[RowT]:
+    """Read and validate a whole JSONL file before anything else happens.
+
+    Example:
+        >>> import tempfile, os
+        >>> p = os.path.join(tempfile.mkdtemp(), "x.jsonl")
+        >>> _ = open(p, "w").write('{"id": 1, "question": "q", "answers": [], "label": "maybe"}\\n')
+        >>> read_jsonl(p, Item)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        abstain.schema.DataError: ...x.jsonl:1: field 'label': Input should be 'answerable' or 'unanswerable'
+    """
+    return list(iter_jsonl(path, model))
+
+
+def dump_row(row: BaseModel) -> str:
+    """One JSON line for a row (unicode kept readable)."""
+    return json.dumps(row.model_dump(mode="json"), ensure_ascii=False)
+
+
+def write_jsonl(path: str | os.PathLike[str], rows: Iterable[BaseModel]) -> int:
+    """Write rows atomically: a temporary file in the same folder, then a rename.
+
+    A crash midway leaves the previous file (if any) untouched, never half a file.
+    Returns the number of rows written.
+    """
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    count = 0
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            for row in rows:
+                out.write(dump_row(row))
+                out.write("\n")
+                count += 1
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return count
