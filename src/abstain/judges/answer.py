@@ -9,9 +9,8 @@ A prediction is correct when it matches ANY reference answer. For each reference
 
 Math-Verify enforces its timeouts with ``SIGALRM``, which only works on the main thread: called from
 a worker thread it raises and ``verify`` silently returns False. :func:`math_equal` therefore runs
-inline on the main thread and, from any other thread, in a pool of worker processes (each worker
-runs on its own main thread, so the timeout holds). A worker that overruns a hard deadline is killed
-and replaced. Either way a pathological input such as ``9^{9^{9^{9}}}`` returns within the timeout.
+inline on the main thread and, from any other thread, in worker subprocesses (each runs Math-Verify on its
+own main thread, so the timeout holds). A worker that overruns a hard deadline is killed and replaced. Either way a pathological input such as ``9^{9^{9^{9}}}`` returns within the timeout.
 
 Example:
     >>> check_answer("18.0", ["18"])
@@ -26,13 +25,15 @@ Example:
 
 from __future__ import annotations
 
+import atexit
 import functools
-import multiprocessing
+import json
 import re
+import select
 import string
+import subprocess
+import sys
 import threading
-from concurrent.futures import ProcessPoolExecutor
-from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass
 
 __all__ = ["AnswerConfig", "check_answer", "exact_match", "math_equal", "normalize_text", "numeric_value"]
@@ -161,36 +162,68 @@ def _math_equal_inline(gold: str, pred: str, timeout: int) -> bool:
 
 
 class _WorkerPool:
-    """Worker processes for Math-Verify calls made off the main thread."""
+    """Math-Verify worker subprocesses for calls made off the main thread.
 
-    def __init__(self) -> None:
+    Each worker is ``python -m abstain.judges._mathverify_worker``: it reads one JSON request per line
+    and answers ``1`` or ``0``, on its own main thread (so SIGALRM timeouts hold). Plain subprocesses
+    rather than multiprocessing: nothing re-imports the caller's ``__main__`` and nothing is forked
+    from a threaded process. A worker that misses the hard deadline is killed; the next call starts
+    a fresh one.
+    """
+
+    def __init__(self, size: int = 2) -> None:
+        self._slots = threading.Semaphore(size)
+        self._idle: list[subprocess.Popen[str]] = []
         self._lock = threading.Lock()
-        self._pool: ProcessPoolExecutor | None = None
+        atexit.register(self.close)
 
-    def _get(self) -> ProcessPoolExecutor:
-        with self._lock:
-            if self._pool is None:
-                workers = max(1, min(4, multiprocessing.cpu_count()))
-                self._pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"))
-            return self._pool
+    def _start(self) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [sys.executable, "-m", "abstain.judges._mathverify_worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+            bufsize=1,
+        )
 
-    def _reset(self, pool: ProcessPoolExecutor) -> None:
-        with self._lock:
-            if self._pool is pool:
-                self._pool = None
-        for proc in list(getattr(pool, "_processes", {}).values()):
-            proc.kill()
-        pool.shutdown(wait=False, cancel_futures=True)
+    @staticmethod
+    def _ask(proc: subprocess.Popen[str], gold: str, pred: str, timeout: int, deadline: float) -> bool | None:
+        assert proc.stdin is not None and proc.stdout is not None
+        try:
+            proc.stdin.write(json.dumps({"gold": gold, "pred": pred, "timeout": timeout}) + "\n")
+            proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            return None
+        ready, _, _ = select.select([proc.stdout], [], [], deadline)
+        if not ready:
+            return None
+        line = proc.stdout.readline().strip()
+        return None if line not in ("0", "1") else line == "1"
 
     def run(self, gold: str, pred: str, timeout: int) -> bool:
-        pool = self._get()
-        future = pool.submit(_math_equal_inline, gold, pred, timeout)
-        # parse(gold) + parse(pred) + verify may each use the full timeout; spawning costs a few s.
-        try:
-            return bool(future.result(timeout=3 * timeout + 30))
-        except FutureTimeout:
-            self._reset(pool)
-            return False
+        with self._slots:
+            with self._lock:
+                proc = self._idle.pop() if self._idle else None
+            fresh = proc is None or proc.poll() is not None
+            if fresh:
+                proc = self._start()
+            assert proc is not None
+            # parse(gold) + parse(pred) + verify may each use the full timeout; a cold start imports sympy.
+            result = self._ask(proc, gold, pred, timeout, 3 * timeout + (20 if fresh else 5))
+            if result is None:
+                proc.kill()
+                proc.wait()
+                return False
+            with self._lock:
+                self._idle.append(proc)
+            return result
+
+    def close(self) -> None:
+        with self._lock:
+            procs, self._idle = self._idle, []
+        for proc in procs:
+            proc.kill()
+            proc.wait()
 
 
 _POOL = _WorkerPool()

@@ -74,9 +74,15 @@ def cell(label: str, pred: str, correct: bool | None, behavior: str | None, clar
     return int(np.ravel_multi_index(idx, SHAPE))
 
 
+def _value(x: object) -> str | None:
+    return None if x is None else str(getattr(x, "value", x))
+
+
 def row_cell(row: ScoredRow) -> int:
-    behavior = row.behavior.value if row.behavior is not None else None
-    return cell(row.label, row.pred.value, row.correct, behavior, row.clarification_correct)
+    """Flat cell index of a scored row (enum or plain-string fields)."""
+    pred = _value(row.pred)
+    assert pred is not None
+    return cell(row.label, pred, row.correct, _value(row.behavior), row.clarification_correct)
 
 
 @dataclass

@@ -1,0 +1,58 @@
+"""`abstain score` then `abstain metrics` on a real responses file yields every documented key."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from abstain.cli import app
+
+BASE_KEYS = [
+    "ua.acc", "ua.du_precision", "ua.du_recall", "ua.du_f1", "ua.mu_precision", "ua.mu_recall", "ua.mu_f1",
+    "r1.a_acc", "r1.a_fu", "r1.a_acc_c", "r1.u_ref", "r1.u_clar", "r1.u_clar_c",
+    "aca.dist.SH", "aca.dist.EA", "aca.dist.ABS", "aca.dist.COND", "aca.dist.ELICIT",
+    "aca.behavior_reward", "aca.behavior_score", "aca.idk_score",
+    "ab.precision", "ab.recall", "ab.f1", "ab.accuracy",
+]
+COUNT_KEYS = ["n.answerable", "n.unanswerable", "n.judge_errors", "n.format_errors"]
+PERTURBATIONS = ["missing_key_info", "ambiguous_key_info", "unrealistic_conditions", "unrelated_object", "question_missing"]
+
+
+def test_score_then_metrics_gives_every_key(tmp_path, fixtures_dir):
+    runner = CliRunner()
+    scored = tmp_path / "scored.jsonl"
+    out = tmp_path / "metrics.json"
+    r = runner.invoke(app, ["score", "-i", str(fixtures_dir / "real_responses.jsonl"), "-o", str(scored)])
+    assert r.exit_code == 0, r.output
+    rows = [json.loads(line) for line in scored.read_text().splitlines()]
+    assert len(rows) == 12
+    for row in rows:
+        for key in ("pred", "answer", "format_ok", "correct", "behavior", "clarification_correct", "judge_error"):
+            assert key in row
+    r = runner.invoke(app, ["metrics", "-i", str(scored), "--json", str(out), "--resamples", "100"])
+    assert r.exit_code == 0, r.output
+    assert "ua.du_f1" in r.output  # the headline table
+    m = json.loads(out.read_text())
+    for prefix in ("", "by_category.reasoning.", "by_category.knowledge."):
+        for key in BASE_KEYS:
+            assert f"{prefix}{key}" in m and f"{prefix}{key}_ci" in m, prefix + key
+        for key in COUNT_KEYS:
+            assert isinstance(m[f"{prefix}{key}"], int)
+    for name in PERTURBATIONS:
+        for key in ("dist.SH", "behavior_reward", "behavior_score", "idk_score"):
+            assert f"aca.by_perturbation.{name}.{key}" in m
+    assert m["n.answerable"] + m["n.unanswerable"] == 12
+
+
+def test_metrics_refuses_a_file_mixing_protocols(tmp_path, fixtures_dir):
+    runner = CliRunner()
+    scored = tmp_path / "scored.jsonl"
+    runner.invoke(app, ["score", "-i", str(fixtures_dir / "real_responses.jsonl"), "-o", str(scored)])
+    lines = scored.read_text().splitlines()
+    lines[0] = lines[0].replace('"protocol": "attribution"', '"protocol": "idk"')
+    scored.write_text("\n".join(lines) + "\n")
+    r = runner.invoke(app, ["metrics", "-i", str(scored)])
+    assert r.exit_code == 2 and "--protocol" in r.output
+    r = runner.invoke(app, ["metrics", "-i", str(scored), "--protocol", "idk", "--resamples", "0"])
+    assert r.exit_code == 0, r.output
