@@ -1,0 +1,38 @@
+"""Benchmark data: loaders of the shipped files and named suites.
+
+Example:
+    >>> from abstain.data import load_suite
+    >>> s = load_suite("quick", limit=4)
+    >>> sorted(i.label for i in s.items)
+    ['answerable', 'answerable', 'unanswerable', 'unanswerable']
+"""
+
+from abstain.data.loaders import BENCHMARKS, SELFAWARE_NOTICE, UMWP_PERTURBATIONS, benchmark_dir, load_benchmark
+from abstain.data.suites import (
+    HELDOUT_PATH,
+    SUITES,
+    ItemSet,
+    Quota,
+    benchmark_of,
+    items_digest,
+    load_custom,
+    load_suite,
+    select_items,
+)
+
+__all__ = [
+    "BENCHMARKS",
+    "HELDOUT_PATH",
+    "SELFAWARE_NOTICE",
+    "SUITES",
+    "UMWP_PERTURBATIONS",
+    "ItemSet",
+    "Quota",
+    "benchmark_dir",
+    "benchmark_of",
+    "items_digest",
+    "load_benchmark",
+    "load_custom",
+    "load_suite",
+    "select_items",
+]

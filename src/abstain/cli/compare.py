@@ -1,0 +1,53 @@
+"""``abstain compare``: several runs side by side, with deltas against the first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.table import Table
+
+from abstain.cli.common import friendly_errors, out_console
+from abstain.cli.metrics import HEADLINE
+from abstain.report import columns, load_run, write_compare
+
+
+def compare_tables(run_dirs: list[Path]) -> list[Table]:
+    """Headline metrics per protocol: one column per run, deltas against the first run."""
+    runs = [load_run(d) for d in run_dirs]
+    cols = columns(runs)
+    tables = []
+    for protocol in dict.fromkeys(c.protocol for c in cols):
+        mine = [c for c in cols if c.protocol == protocol]
+        table = Table(title=f"{protocol}")
+        table.add_column("metric")
+        for col in mine:
+            table.add_column(col.header.split(" · ", 1)[-1], justify="right")
+        for key in HEADLINE:
+            cells = []
+            for col in mine:
+                value = col.metrics.get(key)
+                base = None if col.baseline is None or col.baseline is col.metrics else col.baseline.get(key)
+                text = "—" if value is None else f"{value:.3f}"
+                if value is not None and base is not None:
+                    text += f" ({value - base:+.3f})"
+                cells.append(text)
+            table.add_row(key, *cells)
+        tables.append(table)
+    return tables
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def compare(
+        runs: list[Path] = typer.Argument(..., help="Two or more run directories of `abstain eval`."),
+        out: Path = typer.Option(Path("runs/compare"), "--out", "-o", help="Where to write compare.md/.html."),
+        label: list[str] = typer.Option(None, help="Column labels, one per run (default: folder names)."),
+    ) -> None:
+        """Render runs side by side (tables with CIs and deltas, the three plots) as Markdown and HTML."""
+        with friendly_errors():
+            html_path = write_compare(runs, out, labels=label or None)
+            tables = compare_tables(runs)
+        for table in tables:
+            out_console.print(table)
+        out_console.print(f"comparison: {html_path}")

@@ -1,0 +1,145 @@
+"""``abstain eval``: generate -> score -> metrics -> report into a resumable run directory."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+    TimeRemainingColumn,
+)
+from rich.table import Table
+
+from abstain.cli.common import console, fail, friendly_errors, out_console
+from abstain.cli.metrics import HEADLINE
+from abstain.evaluate import EvalConfig, EvalProgress, run_eval
+from abstain.runs import REPORT_HTML
+
+__all__ = ["RichProgress", "protocols_table", "register"]
+
+
+class RichProgress(EvalProgress):
+    """Progress bars with items, ETA and generated tokens per second."""
+
+    def __init__(self) -> None:
+        self.progress = Progress(
+            TextColumn("[bold]{task.description}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            TextColumn("{task.fields[speed]}"),
+            console=console,
+            disable=os.environ.get("ABSTAIN_NO_PROGRESS") == "1",
+        )
+        self.task: TaskID | None = None
+        self.tokens = 0
+        self.seconds = 0.0
+
+    def __enter__(self) -> RichProgress:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.progress.stop()
+
+    def phase(self, name: str, total: int, done: int) -> None:
+        unit = "prompts" if name == "generating" else "rows"
+        self.task = self.progress.add_task(f"{name} ({unit})", total=total, completed=done, speed="")
+        self.tokens = 0
+
+    def advance(self, n: int, tokens: int = 0) -> None:
+        if self.task is None:
+            return
+        self.tokens += tokens
+        self.progress.advance(self.task, n)
+        elapsed = self.progress.tasks[self.task].elapsed or 0.0
+        if self.tokens and elapsed:
+            self.progress.update(self.task, speed=f"{self.tokens / elapsed:.1f} tok/s")
+
+
+def protocols_table(metrics: dict[str, Any], title: str) -> Table:
+    """The headline metrics (rows) of every protocol (columns), value and 95% CI."""
+    table = Table(title=title)
+    table.add_column("metric")
+    protocols = list(metrics["protocols"])
+    for name in protocols:
+        table.add_column(name, justify="right")
+    for key in HEADLINE:
+        cells = []
+        for name in protocols:
+            m = metrics["protocols"][name]
+            value, ci = m.get(key), m.get(f"{key}_ci")
+            cells.append("—" if value is None else f"{value:.3f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""))
+        table.add_row(key, *cells)
+    first = metrics["protocols"][protocols[0]] if protocols else {}
+    table.caption = (
+        f"{first.get('n.answerable', 0)} answerable, {first.get('n.unanswerable', 0)} unanswerable items; "
+        + ", ".join(f"{p}: {metrics['protocols'][p].get('n.format_errors', 0)} without a box" for p in protocols)
+    )
+    return table
+
+
+def _split(values: Sequence[str]) -> tuple[str, ...]:
+    return tuple(v for value in values for v in value.split(",") if v.strip())
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("eval")
+    def eval_(
+        model: str = typer.Option(..., "--model", "-m",
+                                  help="Backend: bundled, hf:<path>, openai:<model> (with --base-url), vllm:<model>."),
+        out: Path = typer.Option(..., "--out", "-o", help="Run directory (created; rerun to resume)."),
+        suite: str | None = typer.Option(None, help="Suite: quick | math | full | heldout."),
+        data: Path | None = typer.Option(None, help="Your own items (JSONL, interchange format) instead of --suite."),
+        protocol: list[str] = typer.Option(
+            ["all"], "--protocol", "-p",
+            help="attribution | idk | clarify | aca | answer_only | abstention_only | all (the four main ones); "
+                 "repeat or comma-separate for several."),
+        samples: int = typer.Option(1, help="Responses per prompt (needs --temperature > 0 when > 1)."),
+        temperature: float = typer.Option(0.0, help="Sampling temperature (0 = greedy)."),
+        top_p: float = typer.Option(1.0, help="Nucleus sampling mass."),
+        max_tokens: int = typer.Option(512, help="Generation budget per response."),
+        seed: int = typer.Option(0, help="Seed of the --limit subset, the demonstrations and sampling."),
+        judge: str = typer.Option("rule", help="Judge: rule (offline), llm or hybrid."),
+        limit: int | None = typer.Option(None, help="Evaluate a balanced subset of N items."),
+        batch_size: int = typer.Option(8, help="Prompts per generate call."),
+        shots: int = typer.Option(0, help="In-context demonstrations per prompt (from items not evaluated)."),
+        shots_unanswerable: int = typer.Option(0, help="How many of the --shots are unanswerable (Abstain-R1: 1 of 5)."),
+        base_url: str | None = typer.Option(None, help="OpenAI-compatible server, e.g. http://host:8000/v1."),
+        resamples: int = typer.Option(1000, help="Bootstrap resamples for the 95% CIs."),
+    ) -> None:
+        """Evaluate a model: generate, score, compute metrics and write a report (resumable)."""
+        with friendly_errors():
+            config = EvalConfig(
+                model=model, suite=suite, data=str(data) if data is not None else None,
+                protocols=_split(protocol), samples=samples, temperature=temperature, top_p=top_p,
+                max_tokens=max_tokens, seed=seed, judge=judge, limit=limit, batch_size=batch_size, shots=shots,
+                shots_unanswerable=shots_unanswerable, base_url=base_url, resamples=resamples,
+            )
+            try:
+                with RichProgress() as progress:
+                    result = run_eval(config, out, progress=progress)
+            except KeyboardInterrupt:
+                raise fail(f"interrupted; what finished is kept in {out} - rerun the same command to resume",
+                           code=130) from None
+            except (RuntimeError, OSError) as exc:  # a backend or server failure (LLMError is a RuntimeError)
+                raise fail(f"{type(exc).__name__}: {exc} (rerun the same command to resume)", code=1) from None
+        if result.skipped:
+            console.print(f"resumed: {result.skipped} prompts were already done in {out}")
+        last = result.timing["sessions"][-1]
+        if last["tokens_per_second"]:
+            console.print(f"generated {last['generated_tokens']} tokens in {last['generation_seconds']:.0f} s "
+                          f"({last['tokens_per_second']:.1f} tok/s)")
+        out_console.print(protocols_table(result.metrics, title=f"{config.model} on {config.suite or config.data}"))
+        out_console.print(f"report: {result.out / REPORT_HTML}")

@@ -1,0 +1,244 @@
+"""Suites: named sets of benchmark items, balanced subsets and custom files.
+
+=========  ================================================================================================
+suite      items
+=========  ================================================================================================
+quick      120 items, 60 answerable / 60 unanswerable, drawn once with a fixed seed: GSM8K + its MiP twins
+           (10 pairs), UMWP twins (10 pairs, spread over its five perturbations), MATH-500 10, MiP SVAMP 5,
+           MiP formula 5, TreeCut 10 + 10, SelfAware 20 + 20 (knowledge). The demo on 2 cores.
+math       every reasoning benchmark in full (GSM8K, MATH-500, UMWP, MiP x3, TreeCut)
+full       every shipped benchmark, plus ``heldout`` when its file is there
+heldout    the synthesis held-out set, ``src/abstain/data/synth/heldout.jsonl``
+=========  ================================================================================================
+
+``limit`` draws a *balanced* subset deterministically from ``seed``: evenly across labels, then
+benchmarks, then perturbations, as far as each group allows — so even ``limit=2`` has one answerable and
+one unanswerable item. Items keep the suite's order.
+
+Example:
+    >>> picked = select_items(load_suite("quick").items, limit=6, seed=0)
+    >>> sorted(i.label for i in picked).count("answerable")
+    3
+    >>> len(load_suite("quick").items)
+    120
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from pathlib import Path
+
+from abstain.data.loaders import BENCHMARKS, load_benchmark
+from abstain.schema import DataError, Item, read_jsonl
+
+__all__ = [
+    "HELDOUT_PATH",
+    "SUITES",
+    "ItemSet",
+    "Quota",
+    "benchmark_of",
+    "items_digest",
+    "load_custom",
+    "load_suite",
+    "select_items",
+]
+
+log = logging.getLogger(__name__)
+
+REASONING = ("gsm8k", "math500", "umwp", "mip_gsm8k", "mip_svamp", "mip_formula", "treecut")
+QUICK_SEED = 0
+
+
+def heldout_path() -> Path:
+    return Path(str(resources.files("abstain") / "data" / "synth" / "heldout.jsonl"))
+
+
+HELDOUT_PATH = heldout_path()
+
+
+@dataclass(frozen=True)
+class Quota:
+    """How many answerable and unanswerable items a suite draws from one benchmark.
+
+    ``paired``: draw unanswerable items with an answerable twin (``meta.pair_id``) and add the twins,
+    so ``answerable`` must equal ``unanswerable``.
+    """
+
+    answerable: int = 0
+    unanswerable: int = 0
+    paired: bool = False
+
+
+QUICK: dict[str, Quota] = {
+    "mip_gsm8k": Quota(10, 10, paired=True),
+    "umwp": Quota(10, 10, paired=True),
+    "math500": Quota(10, 0),
+    "mip_svamp": Quota(0, 5),
+    "mip_formula": Quota(0, 5),
+    "treecut": Quota(10, 10),
+    "selfaware": Quota(20, 20),
+}
+
+SUITES: dict[str, str] = {
+    "quick": "120 balanced items across all benchmarks (fixed seed): the demo",
+    "math": "every reasoning benchmark in full",
+    "full": "every shipped benchmark (+ heldout when present)",
+    "heldout": "the synthesis held-out set (src/abstain/data/synth/heldout.jsonl)",
+}
+
+
+@dataclass
+class ItemSet:
+    """Items to evaluate and the pool that few-shot demonstrations may be drawn from."""
+
+    name: str
+    items: list[Item]
+    pool: list[Item] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        seen: set[str] = set()
+        for item in self.items:
+            if item.id in seen:
+                raise DataError(f"{self.name}: duplicate item id {item.id!r}")
+            seen.add(item.id)
+
+
+def benchmark_of(item: Item) -> str:
+    """The benchmark an item comes from (``meta.benchmark``, else its source, else ``custom``)."""
+    return str(item.meta.get("benchmark") or (item.source or "custom").split("/")[0])
+
+
+def _dedupe(items: Sequence[Item]) -> list[Item]:
+    seen: dict[str, Item] = {}
+    for item in items:
+        seen.setdefault(item.id, item)
+    return list(seen.values())
+
+
+def _spread(items: Sequence[Item], k: int, rng: random.Random, keys: Sequence[Callable[[Item], str]]) -> list[Item]:
+    """Draw ``k`` items spread as evenly as possible over the groups of ``keys[0]``, recursively."""
+    if k >= len(items):
+        return list(items)
+    if not keys:
+        return rng.sample(list(items), k)
+    groups: dict[str, list[Item]] = {}
+    for item in items:
+        groups.setdefault(keys[0](item), []).append(item)
+    order = sorted(groups)
+    rng.shuffle(order)  # which groups get the remainder is random, not alphabetical
+    share = dict.fromkeys(order, 0)
+    left = k
+    while left:
+        open_groups = [g for g in order if share[g] < len(groups[g])]
+        for g in open_groups[:left]:
+            share[g] += 1
+        left -= min(left, len(open_groups))
+    picked: list[Item] = []
+    for g in sorted(order):
+        picked.extend(_spread(groups[g], share[g], rng, keys[1:]))
+    return picked
+
+
+_BALANCE_KEYS: tuple[Callable[[Item], str], ...] = (
+    lambda i: i.label,
+    benchmark_of,
+    lambda i: i.perturbation or "",
+)
+
+
+def select_items(items: Sequence[Item], limit: int | None, seed: int = 0) -> list[Item]:
+    """A balanced, deterministic subset of at most ``limit`` items (all of them when ``limit`` is None)."""
+    if limit is None or limit >= len(items):
+        return list(items)
+    if limit < 1:
+        raise ValueError("--limit must be >= 1")
+    chosen = {i.id for i in _spread(items, limit, random.Random(seed), _BALANCE_KEYS)}
+    return [i for i in items if i.id in chosen]
+
+
+def _quick() -> list[Item]:
+    rng = random.Random(QUICK_SEED)
+    by_pert = (lambda i: i.perturbation or "", lambda i: i.source or "")
+    out: list[Item] = []
+    for name, quota in QUICK.items():
+        items = load_benchmark(name)
+        ids = {i.id: i for i in items}
+        unans = [i for i in items if i.label == "unanswerable"]
+        if quota.paired:
+            unans = [i for i in unans if i.meta.get("pair_id") in ids]
+            for u in _spread(unans, quota.unanswerable, rng, by_pert):
+                out += [ids[u.meta["pair_id"]], u]
+            continue
+        answerable = [i for i in items if i.label == "answerable"]
+        out += _spread(answerable, quota.answerable, rng, (lambda i: str(i.meta.get("numVars") or i.meta.get("subject") or i.source),))
+        out += _spread(unans, quota.unanswerable, rng, by_pert)
+    return out
+
+
+def _heldout(required: bool) -> list[Item]:
+    path = heldout_path()
+    if not path.exists():
+        if required:
+            raise DataError(
+                f"{path}: the heldout suite's file is missing (the synthesis issue ships it); "
+                "use --data FILE for your own items"
+            )
+        log.warning("suite full: %s is missing, so the heldout set is left out", path)
+        return []
+    return read_jsonl(path, Item)
+
+
+def _suite_candidates(name: str) -> list[Item]:
+    if name == "quick":
+        return _dedupe([i for b in QUICK for i in load_benchmark(b)])
+    if name == "math":
+        return _dedupe([i for b in REASONING for i in load_benchmark(b)])
+    if name == "full":
+        return _dedupe([i for b in BENCHMARKS for i in load_benchmark(b)] + _heldout(required=False))
+    if name == "heldout":
+        return _heldout(required=True)
+    raise ValueError(f"unknown suite {name!r}; choose one of {sorted(SUITES)}")
+
+
+def _pool(candidates: Sequence[Item], chosen: Sequence[Item]) -> list[Item]:
+    """Candidates that are not chosen and not the twin of a chosen item."""
+    ids = {i.id for i in chosen}
+    pairs = {i.meta.get("pair_id") for i in chosen} - {None}
+    return [i for i in candidates if i.id not in ids and i.meta.get("pair_id") not in pairs]
+
+
+def load_suite(name: str, limit: int | None = None, seed: int = 0) -> ItemSet:
+    """The items of a named suite (optionally a balanced subset) and its demonstration pool."""
+    candidates = _suite_candidates(name)
+    base = _quick() if name == "quick" else candidates
+    items = select_items(base, limit, seed)
+    return ItemSet(name, items, _pool(candidates, items))
+
+
+def load_custom(path: str | Path, limit: int | None = None, seed: int = 0) -> ItemSet:
+    """Items of your own JSONL file (validated: errors name ``file:line``), optionally a balanced subset."""
+    candidates = read_jsonl(path, Item)
+    if not candidates:
+        raise DataError(f"{path}: no items")
+    seen: set[str] = set()
+    for item in candidates:
+        if item.id in seen:
+            raise DataError(f"{path}: duplicate item id {item.id!r}")
+        seen.add(item.id)
+    items = select_items(candidates, limit, seed)
+    return ItemSet(str(path), items, _pool(candidates, items))
+
+
+def items_digest(items: Sequence[Item]) -> str:
+    """sha256 of the items' canonical JSON: a run refuses to resume when its items changed."""
+    digest = hashlib.sha256()
+    for item in items:
+        digest.update(json.dumps(item.model_dump(mode="json"), sort_keys=True, ensure_ascii=False).encode())
+        digest.update(b"\n")
+    return digest.hexdigest()

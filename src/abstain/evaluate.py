@@ -1,0 +1,330 @@
+"""``abstain eval`` end to end: items -> prompts -> backend -> responses -> scored rows -> metrics -> report.
+
+The work is the list of prompts (protocol-major: every item under the first protocol, then the next),
+cut into fixed chunks of ``batch_size``. A chunk is generated whole and its rows appended to
+``responses.jsonl``; a rerun skips finished chunks and regenerates a chunk that was cut short *as a whole*,
+so every prompt is generated in the same batch as in an uninterrupted run (backends that pad batches are
+then bit-for-bit reproducible too) and only its missing rows are written. Scoring resumes the same way.
+A finished run stores both files in canonical order and writes ``metrics.json`` from rows in that order,
+so a resumed run ends byte-identical to an uninterrupted one.
+
+Example (a run with a backend object you already hold; ``model`` is then only a label)::
+
+    cfg = EvalConfig(model="bundled", suite="quick", limit=8, protocols=("idk",), max_tokens=16)
+    result = run_eval(cfg, "runs/tiny", backend=my_backend)
+    result.metrics["protocols"]["idk"]["ua.acc"]
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from abstain.backends.base import Backend, GenerationConfig
+from abstain.data.fewshot import choose_demos
+from abstain.data.suites import ItemSet, benchmark_of, items_digest, load_custom, load_suite
+from abstain.judges import make_judge
+from abstain.protocols import MAIN_PROTOCOLS, get_protocol
+from abstain.report.summary import run_metrics
+from abstain.runs import METRICS, RESPONSES, SCORED, TIMING, RunDir, row_key, write_json
+from abstain.schema import Item, ResponseRow, ScoredRow
+from abstain.scoring import score_rows
+
+__all__ = ["EvalConfig", "EvalProgress", "EvalResult", "parse_protocols", "run_eval"]
+
+log = logging.getLogger(__name__)
+
+
+def parse_protocols(spec: str) -> tuple[str, ...]:
+    """``all`` -> the four main protocols; otherwise comma-separated names, checked."""
+    names = MAIN_PROTOCOLS if spec.strip() == "all" else tuple(p.strip() for p in spec.split(",") if p.strip())
+    if not names:
+        raise ValueError("--protocol is empty; use e.g. attribution or all")
+    for name in names:
+        get_protocol(name)
+    if len(set(names)) != len(names):
+        raise ValueError(f"--protocol lists a protocol twice: {spec}")
+    return tuple(names)
+
+
+def _public_url(url: str | None) -> str | None:
+    """A URL without user:password (never store credentials in a run record)."""
+    if not url:
+        return None
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = host + (f":{parts.port}" if parts.port else "")
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """Everything that decides what an evaluation run produces (stored in ``config.json``)."""
+
+    model: str = field(metadata={"help": "backend spec: bundled, hf:<path>, openai:<model>, vllm:<model>"})
+    suite: str | None = field(default=None, metadata={"help": "quick | math | full | heldout"})
+    data: str | None = field(default=None, metadata={"help": "a JSONL file of items instead of a suite"})
+    protocols: tuple[str, ...] = field(default=MAIN_PROTOCOLS, metadata={"help": "protocol names"})
+    samples: int = field(default=1, metadata={"help": "responses per prompt"})
+    temperature: float = field(default=0.0, metadata={"help": "0 = greedy"})
+    top_p: float = field(default=1.0, metadata={"help": "nucleus sampling mass"})
+    max_tokens: int = field(default=512, metadata={"help": "generation budget per response"})
+    seed: int = field(default=0, metadata={"help": "subset, demonstration and sampling seed"})
+    judge: str = field(default="rule", metadata={"help": "rule | llm | hybrid"})
+    limit: int | None = field(default=None, metadata={"help": "balanced subset of this many items"})
+    batch_size: int = field(default=8, metadata={"help": "prompts per generate call (fixes the chunks)"})
+    shots: int = field(default=0, metadata={"help": "in-context demonstrations per prompt"})
+    shots_unanswerable: int = field(default=0, metadata={"help": "how many of the demonstrations are unanswerable"})
+    base_url: str | None = field(default=None, metadata={"help": "OpenAI-compatible server URL"})
+    resamples: int = field(default=1000, metadata={"help": "bootstrap resamples for the CIs"})
+
+    def __post_init__(self) -> None:
+        if (self.suite is None) == (self.data is None):
+            raise ValueError("give exactly one of --suite NAME or --data FILE")
+        object.__setattr__(self, "protocols", parse_protocols(",".join(self.protocols)))
+        if self.samples < 1:
+            raise ValueError("--samples must be >= 1")
+        if self.batch_size < 1:
+            raise ValueError("--batch-size must be >= 1")
+        if self.limit is not None and self.limit < 1:
+            raise ValueError("--limit must be >= 1")
+        if self.shots < 0 or not 0 <= self.shots_unanswerable <= self.shots:
+            raise ValueError("--shots-unanswerable must be between 0 and --shots")
+        if self.samples > 1 and self.temperature == 0:
+            raise ValueError("--samples > 1 with greedy decoding gives identical samples; set --temperature > 0")
+        self.generation()  # validates max_tokens, temperature, top_p
+
+    def generation(self) -> GenerationConfig:
+        return GenerationConfig(
+            max_new_tokens=self.max_tokens, temperature=self.temperature, top_p=self.top_p,
+            n=self.samples, seed=self.seed,
+        )
+
+    def command(self) -> str:
+        """The ``abstain eval`` command line that reproduces this run (``--out`` left to you)."""
+        parts = ["abstain eval", f"--model {self.model}"]
+        parts.append(f"--suite {self.suite}" if self.suite else f"--data {self.data}")
+        parts.append(f"--protocol {','.join(self.protocols)}")
+        defaults = EvalConfig(model="x", suite="quick")
+        for name in ("samples", "temperature", "top_p", "max_tokens", "seed", "judge", "limit", "batch_size",
+                     "shots", "shots_unanswerable", "base_url", "resamples"):
+            value = getattr(self, name)
+            if value != getattr(defaults, name):
+                parts.append(f"--{name.replace('_', '-')} {_public_url(value) if name == 'base_url' else value}")
+        return " ".join(parts)
+
+    def record(self, items: Sequence[Item], demos: dict[str, list[Item]]) -> dict[str, Any]:
+        """The content of ``config.json``: no secrets, no timestamps."""
+        fields = asdict(self)
+        fields["protocols"] = list(self.protocols)
+        fields["base_url"] = _public_url(self.base_url)
+        try:
+            version = metadata.version("abstain")
+        except metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
+            version = "unknown"
+        return {
+            "abstain_version": version,
+            **fields,
+            "items": {"count": len(items), "sha256": items_digest(items)},
+            "demos": {bench: [d.id for d in ds] for bench, ds in demos.items()},
+            "command": self.command(),
+        }
+
+
+class EvalProgress:
+    """Progress callbacks of a run (the CLI shows them as rich progress bars); the base does nothing."""
+
+    def phase(self, name: str, total: int, done: int) -> None:
+        """A phase (``generating``, ``scoring``) starts: ``total`` units, ``done`` of them already."""
+
+    def advance(self, n: int, tokens: int = 0) -> None:
+        """``n`` more units finished, with ``tokens`` generated tokens."""
+
+
+@dataclass
+class EvalResult:
+    """What a run produced."""
+
+    out: Path
+    config: dict[str, Any]
+    metrics: dict[str, Any]
+    generated: int  # prompts generated in this session
+    skipped: int  # prompts already done before it
+    timing: dict[str, Any]
+
+
+Work = tuple[str, Item]  # (protocol, item)
+
+
+def _items(config: EvalConfig) -> ItemSet:
+    if config.data is not None:
+        return load_custom(config.data, config.limit, config.seed)
+    assert config.suite is not None
+    return load_suite(config.suite, config.limit, config.seed)
+
+
+def _token_counter(backend: Backend) -> Callable[[str], int]:
+    counter = getattr(backend, "count_tokens", None)
+    if callable(counter):
+        return counter  # type: ignore[no-any-return]
+    return lambda text: max(1, len(text) // 4) if text else 0  # rough: ~4 characters a token
+
+
+def _generate(
+    run: RunDir, work: list[Work], keys: list[list[tuple[str, str, int]]], config: EvalConfig,
+    demos: dict[str, list[Item]], make: Callable[[], Backend], progress: EvalProgress,
+) -> tuple[int, int, int, float]:
+    """Generate the unfinished chunks; returns (prompts generated, prompts skipped, tokens, seconds)."""
+    done = {row_key(r) for r in run.read_rows(RESPONSES, ResponseRow)}
+    size = config.batch_size
+    chunks = [range(s, min(s + size, len(work))) for s in range(0, len(work), size)]
+    todo = [c for c in chunks if any(k not in done for i in c for k in keys[i])]
+    finished = len(work) - sum(len(c) for c in todo)
+    progress.phase("generating", len(work), finished)
+    if not todo:
+        return 0, finished, 0, 0.0
+    backend = make()
+    count = _token_counter(backend)
+    gen = config.generation()
+    prompts_done = tokens = 0
+    start = time.perf_counter()
+    try:
+        with run.appender(RESPONSES) as out:
+            for chunk in todo:
+                prompts = [get_protocol(work[i][0]).messages(work[i][1], demos.get(benchmark_of(work[i][1]), ()))
+                           for i in chunk]
+                texts = backend.generate(prompts, gen)
+                chunk_tokens = 0
+                for i, samples in zip(chunk, texts, strict=True):
+                    protocol, item = work[i]
+                    if len(samples) != config.samples:
+                        raise RuntimeError(f"backend returned {len(samples)} samples, expected {config.samples}")
+                    for s, text in enumerate(samples):
+                        chunk_tokens += count(text)
+                        if keys[i][s] not in done:
+                            out.append(ResponseRow(**item.model_dump(), response=text, model=backend.name,
+                                                   protocol=protocol, sample=s))
+                out.sync()
+                prompts_done += len(chunk)
+                tokens += chunk_tokens
+                progress.advance(len(chunk), chunk_tokens)
+    finally:
+        backend.close()
+    return prompts_done, finished, tokens, time.perf_counter() - start
+
+
+def _score(run: RunDir, responses: list[ResponseRow], config: EvalConfig, progress: EvalProgress) -> list[ScoredRow]:
+    """Score the responses not scored yet (and retry rows a judge could not decide)."""
+    scored = {row_key(r): r for r in run.read_rows(SCORED, ScoredRow) if r.judge_error is None}
+    missing = [r for r in responses if row_key(r) not in scored]
+    progress.phase("scoring", len(responses), len(responses) - len(missing))
+    if missing:
+        judge = make_judge(config.judge)
+        with run.appender(SCORED) as out:
+            for row in score_rows(missing, judge, batch_size=64, on_batch=progress.advance):
+                out.append(row)
+                scored[row_key(row)] = row
+            out.sync()
+    return [scored[row_key(r)] for r in responses]
+
+
+def _read_timing(path: Path) -> list[dict[str, Any]]:
+    try:
+        return list(json.loads(path.read_text(encoding="utf-8")).get("sessions", []))
+    except (FileNotFoundError, json.JSONDecodeError, AttributeError):
+        return []
+
+
+def run_eval(
+    config: EvalConfig,
+    out: str | Path,
+    backend: Backend | None = None,
+    progress: EvalProgress | None = None,
+    backend_options: dict[str, Any] | None = None,
+) -> EvalResult:
+    """Run (or resume) an evaluation into ``out``; see the module docstring.
+
+    ``backend``: an already built backend (its ``close`` is not called); otherwise one is built from
+    ``config.model`` with ``make_backend`` only when something is left to generate.
+    """
+    progress = progress or EvalProgress()
+    item_set = _items(config)
+    demos = choose_demos(item_set, config.shots, config.shots_unanswerable, config.seed)
+    record = config.record(item_set.items, demos)
+    run = RunDir(out)
+    run.prepare(record)  # refuses a different config before any model is loaded
+
+    work: list[Work] = [(p, item) for p in config.protocols for item in item_set.items]
+    keys = [[(item.id, p, s) for s in range(config.samples)] for p, item in work]
+
+    def make() -> Backend:
+        if backend is not None:
+            return _Borrowed(backend)
+        from abstain.backends.registry import make_backend
+
+        options = dict(backend_options or {})
+        if config.base_url:
+            options["base_url"] = config.base_url
+        return make_backend(config.model, **options)
+
+    started = time.time()
+    generated, skipped, tokens, gen_seconds = _generate(run, work, keys, config, demos, make, progress)
+
+    order = {k: n for n, ks in enumerate(keys) for k in ks}
+    responses = [r for r in run.read_rows(RESPONSES, ResponseRow) if row_key(r) in order]
+    responses.sort(key=lambda r: order[row_key(r)])
+    if len(responses) != len(order):
+        raise RuntimeError(f"{run.path / RESPONSES}: {len(order) - len(responses)} rows missing after generation")
+    score_start = time.perf_counter()
+    scored = _score(run, responses, config, progress)
+    score_seconds = time.perf_counter() - score_start
+    run.rewrite(RESPONSES, responses)
+    run.rewrite(SCORED, scored)
+
+    metrics = run_metrics(scored, record)
+    write_json(run.path / METRICS, metrics)
+
+    from abstain.report import write_report
+
+    write_report(run.path)
+    session = {
+        "started_unix": round(started, 3),
+        "prompts_generated": generated,
+        "prompts_skipped": skipped,
+        "generated_tokens": tokens,
+        "generation_seconds": round(gen_seconds, 3),
+        "tokens_per_second": round(tokens / gen_seconds, 2) if gen_seconds else None,
+        "scoring_seconds": round(score_seconds, 3),
+        "wall_seconds": round(time.time() - started, 3),
+    }
+    timing = {"sessions": [*_read_timing(run.path / TIMING), session]}
+    write_json(run.path / TIMING, timing)
+    return EvalResult(run.path, record, metrics, generated, skipped, timing)
+
+
+@dataclass
+class _Borrowed:
+    """A caller's backend: used as is, never closed by the run."""
+
+    inner: Backend
+
+    @property
+    def name(self) -> str:
+        return self.inner.name
+
+    def generate(self, prompts, config):  # type: ignore[no-untyped-def]
+        return self.inner.generate(prompts, config)
+
+    def count_tokens(self, text: str) -> int:
+        return _token_counter(self.inner)(text)
+
+    def close(self) -> None:
+        pass
+

@@ -1,0 +1,131 @@
+"""Reports and comparisons as Markdown (plots linked from ``plots/``) and HTML (plots embedded as base64 PNG).
+
+``write_report(run_dir)`` renders one run's ``report.md`` / ``report.html`` from its ``config.json`` and
+``metrics.json``; ``write_compare([dir1, dir2, ...], out)`` renders ``compare.md`` / ``compare.html``
+with the runs side by side and deltas against the first. Both are pure functions of those JSON files,
+so ``abstain report DIR`` can re-render a run at any time.
+
+Example::
+
+    write_report("runs/demo")                        # runs/demo/report.html
+    write_compare(["runs/base", "runs/sft"], "runs/cmp")  # runs/cmp/compare.html
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from abstain.report.plots import PLOTS
+from abstain.report.tables import Cell, RunView, Table, columns, load_run, report_tables
+from abstain.runs import REPORT_HTML, REPORT_MD
+
+__all__ = ["write_compare", "write_report"]
+
+CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem auto;max-width:1200px;
+padding:0 1rem;color:#222}
+table{border-collapse:collapse;margin:0.5rem 0 1.5rem;font-size:0.9rem}
+th,td{border:1px solid #ddd;padding:0.3rem 0.6rem;text-align:right;white-space:nowrap}
+thead th{background:#f3f3f3}tbody th{text-align:left;font-weight:500}
+.ci{color:#777;font-size:0.8em}.delta{font-size:0.8em;font-weight:600}.up{color:#2e7d32}.down{color:#c62828}
+.caption{color:#555;font-size:0.9rem}img{max-width:100%;border:1px solid #eee;margin:0.5rem 0}
+code{background:#f6f6f6;padding:0.1rem 0.3rem}
+"""
+
+
+def _write(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _runs_table(runs: Sequence[RunView]) -> Table:
+    fields = ("model", "suite", "data", "limit", "protocols", "max_tokens", "temperature", "samples", "judge",
+              "shots", "shots_unanswerable", "seed")
+    rows = []
+    for name in fields:
+        values = [r.config.get(name) for r in runs]
+        if any(v not in (None, 0) for v in values) or name in ("model", "judge"):
+            rows.append((name, [Cell(", ".join(v) if isinstance(v, list) else str(v)) for v in values]))
+    rows.append(("items", [Cell(str(r.config.get("items", {}).get("count", "?"))) for r in runs]))
+    return Table("Runs" if len(runs) > 1 else "Run", ["", *(r.label for r in runs)], rows)
+
+
+def _plots(runs: Sequence[RunView], out: Path) -> dict[str, tuple[str, bytes]]:
+    cols = columns(runs)
+    (out / "plots").mkdir(parents=True, exist_ok=True)
+    images = {}
+    for stem, (caption, fn) in PLOTS.items():
+        png = fn(cols)
+        target = out / "plots" / f"{stem}.png"
+        tmp = target.with_name(f".{target.name}.tmp")
+        tmp.write_bytes(png)
+        os.replace(tmp, target)
+        images[stem] = (caption, png)
+    return images
+
+
+def _render(runs: Sequence[RunView], out: Path, stem: str, title: str) -> tuple[Path, Path]:
+    out.mkdir(parents=True, exist_ok=True)
+    tables = [_runs_table(runs), *report_tables(runs)]
+    images = _plots(runs, out)
+    commands = [r.config.get("command") for r in runs if r.config.get("command")]
+
+    md = [f"# {title}", ""]
+    md += [f"Reproduce: `{c}`" for c in commands] + [""]
+    md.append("Values are fractions with bootstrap 95% CIs in brackets (items resampled); Δ is the "
+              "difference to the first run. Metric definitions: README, section Metrics.\n")
+    md.append("## Plots\n")
+    md += [f"![{caption}](plots/{name}.png)\n" for name, (caption, _) in images.items()]
+    md.append("## Tables\n")
+    md += [t.markdown() for t in tables]
+    md_path = out / f"{stem}.md"
+    _write(md_path, "\n".join(md))
+
+    figures = "".join(
+        f"<figure><img alt=\"{html.escape(caption)}\" src=\"data:image/png;base64,"
+        f"{base64.b64encode(png).decode('ascii')}\"><figcaption>{html.escape(caption)}</figcaption></figure>"
+        for caption, png in images.values()
+    )
+    reproduce = "".join(f"<p>Reproduce: <code>{html.escape(c)}</code></p>" for c in commands)
+    page = (
+        f"<!doctype html><html><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
+        f"<style>{CSS}</style></head><body><h1>{html.escape(title)}</h1>{reproduce}"
+        "<p class=\"caption\">Values are fractions with bootstrap 95% CIs (items resampled); Δ is the difference "
+        "to the first run.</p>"
+        f"<h2>Plots</h2>{figures}<h2>Tables</h2>{''.join(t.html() for t in tables)}</body></html>\n"
+    )
+    html_path = out / f"{stem}.html"
+    _write(html_path, page)
+    return md_path, html_path
+
+
+def write_report(run_dir: str | Path) -> Path:
+    """Render ``report.md`` and ``report.html`` of a run directory; returns the HTML path."""
+    run = load_run(run_dir)
+    stem = Path(REPORT_HTML).stem
+    assert stem == Path(REPORT_MD).stem
+    _, html_path = _render([run], Path(run_dir), stem, f"abstain report: {run.label}")
+    return html_path
+
+
+def write_compare(run_dirs: Sequence[str | Path], out: str | Path, labels: Sequence[str] | None = None) -> Path:
+    """Render ``compare.md`` and ``compare.html`` for several runs into ``out``; returns the HTML path."""
+    if len(run_dirs) < 2:
+        raise ValueError("compare needs at least two run directories")
+    if labels is not None and len(labels) != len(run_dirs):
+        raise ValueError(f"{len(labels)} labels for {len(run_dirs)} runs")
+    runs = [load_run(d, labels[i] if labels else None) for i, d in enumerate(run_dirs)]
+    seen: dict[str, int] = {}
+    unique = []
+    for run in runs:  # two runs named alike (a/demo, b/demo) get distinct labels
+        seen[run.label] = seen.get(run.label, 0) + 1
+        unique.append(run if seen[run.label] == 1 else RunView(f"{run.label}#{seen[run.label]}", run.path,
+                                                               run.config, run.metrics))
+    title = "abstain compare: " + " vs ".join(r.label for r in unique)
+    _, html_path = _render(unique, Path(out), "compare", title)
+    return html_path

@@ -1,0 +1,243 @@
+"""Report tables built from run directories' ``metrics.json``, rendered to Markdown or HTML.
+
+A report has one column per protocol; a comparison one column per (protocol, run), the runs of a
+protocol side by side, each later run showing its delta against the first. Cells carry the value, its
+bootstrap 95% CI and the delta.
+
+Example:
+    >>> cols = [Column("idk", "idk", {"ua.acc": 0.5, "ua.acc_ci": [0.25, 0.75]}, None)]
+    >>> t = metric_table("accuracy", ["ua.acc"], cols)
+    >>> print(t.markdown())
+    ### accuracy
+    <BLANKLINE>
+    | metric | idk |
+    |---|---|
+    | ua.acc | 0.500 [0.250, 0.750] |
+    <BLANKLINE>
+"""
+
+from __future__ import annotations
+
+import html
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from abstain.report.summary import ANSWERABLE_OUTCOMES, BEHAVIOR_OUTCOMES, UNANSWERABLE_OUTCOMES
+from abstain.runs import CONFIG, METRICS
+
+__all__ = [
+    "CATEGORY_KEYS",
+    "Cell",
+    "Column",
+    "FAMILY_KEYS",
+    "RunView",
+    "Table",
+    "columns",
+    "load_run",
+    "metric_table",
+    "report_tables",
+]
+
+FAMILY_KEYS: dict[str, tuple[str, ...]] = {
+    "UA-Bench": ("ua.acc", "ua.du_precision", "ua.du_recall", "ua.du_f1", "ua.mu_precision", "ua.mu_recall",
+                 "ua.mu_f1"),
+    "Abstain-R1": ("r1.a_acc", "r1.a_fu", "r1.a_acc_c", "r1.u_ref", "r1.u_clar", "r1.u_clar_c"),
+    "ACA-RL": ("aca.behavior_score", "aca.behavior_reward", "aca.idk_score", "aca.dist.SH", "aca.dist.EA",
+               "aca.dist.ABS", "aca.dist.COND", "aca.dist.ELICIT"),
+    "AbstentionBench / TIAR": ("ab.f1", "ab.precision", "ab.recall", "ab.accuracy"),
+}
+CATEGORY_KEYS = ("ua.acc", "ua.du_f1", "ua.mu_f1", "r1.a_fu", "r1.u_ref", "aca.behavior_score", "ab.f1")
+COUNT_KEYS = ("n.answerable", "n.unanswerable", "n.format_errors", "n.judge_errors")
+
+
+@dataclass(frozen=True)
+class RunView:
+    """A finished run directory: its label, config and metrics."""
+
+    label: str
+    path: Path
+    config: dict[str, Any]
+    metrics: dict[str, Any]
+
+    @property
+    def protocols(self) -> list[str]:
+        return list(self.metrics.get("protocols", {}))
+
+
+def load_run(path: str | Path, label: str | None = None) -> RunView:
+    """Read ``config.json`` and ``metrics.json`` of a run directory (clear errors when missing)."""
+    path = Path(path)
+    data = {}
+    for name in (CONFIG, METRICS):
+        file = path / name
+        if not file.exists():
+            raise FileNotFoundError(f"{file}: missing - is {path} a finished `abstain eval` run?")
+        try:
+            data[name] = json.loads(file.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{file}: invalid JSON ({exc})") from None
+    if "protocols" not in data[METRICS]:
+        raise ValueError(f"{path / METRICS}: no 'protocols' block - not written by `abstain eval`")
+    return RunView(label or path.resolve().name, path, data[CONFIG], data[METRICS])
+
+
+@dataclass(frozen=True)
+class Column:
+    """One column: a protocol of a run, and the column its deltas are taken against (None: no delta)."""
+
+    header: str
+    protocol: str
+    metrics: dict[str, Any]
+    baseline: dict[str, Any] | None
+    distribution: dict[str, Any] = field(default_factory=dict)
+    by_benchmark: dict[str, Any] = field(default_factory=dict)
+
+
+def columns(runs: Sequence[RunView]) -> list[Column]:
+    """Protocol-major columns: each protocol's runs side by side; deltas against the first run."""
+    protocols: list[str] = []
+    for run in runs:
+        protocols += [p for p in run.protocols if p not in protocols]
+    out = []
+    for protocol in protocols:
+        base = None
+        for run in runs:
+            if protocol not in run.metrics["protocols"]:
+                continue
+            metrics = run.metrics["protocols"][protocol]
+            header = protocol if len(runs) == 1 else f"{protocol} · {run.label}"
+            out.append(Column(header, protocol, metrics, base if len(runs) > 1 else None,
+                              run.metrics.get("distribution", {}).get(protocol, {}),
+                              run.metrics.get("by_benchmark", {}).get(protocol, {})))
+            base = metrics if base is None else base
+    return out
+
+
+@dataclass(frozen=True)
+class Cell:
+    text: str
+    ci: str = ""
+    delta: str = ""
+
+    @classmethod
+    def metric(cls, metrics: dict[str, Any], key: str, baseline: dict[str, Any] | None = None) -> Cell:
+        value = metrics.get(key)
+        if value is None:
+            return cls("—")
+        if isinstance(value, int) and not isinstance(value, bool):  # counts (n.*)
+            return cls(str(value))
+        ci = metrics.get(f"{key}_ci")
+        delta = ""
+        if baseline is not None and baseline is not metrics and baseline.get(key) is not None:
+            delta = f"{value - baseline[key]:+.3f}"
+        return cls(f"{value:.3f}", f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci else "", delta)
+
+    def plain(self) -> str:
+        parts = [self.text, self.ci, f"(Δ {self.delta})" if self.delta else ""]
+        return " ".join(p for p in parts if p)
+
+
+@dataclass
+class Table:
+    title: str
+    header: list[str]
+    rows: list[tuple[str, list[Cell]]]
+    caption: str = ""
+
+    def markdown(self) -> str:
+        lines = [f"### {self.title}", ""]
+        if self.caption:
+            lines += [self.caption, ""]
+        lines.append("| " + " | ".join(self.header) + " |")
+        lines.append("|" + "---|" * len(self.header))
+        for name, cells in self.rows:
+            lines.append("| " + " | ".join([name, *(c.plain().replace("|", "\\|") for c in cells)]) + " |")
+        return "\n".join(lines) + "\n"
+
+    def html(self) -> str:
+        head = "".join(f"<th>{html.escape(h)}</th>" for h in self.header)
+        body = []
+        for name, cells in self.rows:
+            tds = "".join(
+                f"<td>{html.escape(c.text)}"
+                + (f' <span class="ci">{html.escape(c.ci)}</span>' if c.ci else "")
+                + (f' <span class="delta {"up" if c.delta.startswith("+") else "down"}">Δ {html.escape(c.delta)}</span>'
+                   if c.delta else "")
+                + "</td>"
+                for c in cells
+            )
+            body.append(f"<tr><th>{html.escape(name)}</th>{tds}</tr>")
+        caption = f"<p class=\"caption\">{html.escape(self.caption)}</p>" if self.caption else ""
+        return (f"<h3>{html.escape(self.title)}</h3>{caption}<table><thead><tr><th></th>{head}</tr></thead>"
+                f"<tbody>{''.join(body)}</tbody></table>")
+
+
+def metric_table(title: str, keys: Sequence[str], cols: Sequence[Column], prefix: str = "",
+                 caption: str = "") -> Table:
+    """Rows = metric keys (looked up under ``prefix``), one column per :class:`Column`."""
+    rows = [(key, [Cell.metric(c.metrics, prefix + key, c.baseline) for c in cols]) for key in keys]
+    return Table(title, ["metric", *(c.header for c in cols)], rows, caption)
+
+
+def _names(cols: Sequence[Column], marker: str, suffix: str) -> list[str]:
+    found = {k[len(marker):-len(suffix)] for c in cols for k in c.metrics
+             if k.startswith(marker) and k.endswith(suffix)}
+    return sorted(n for n in found if "." not in n)
+
+
+def _by_row(title: str, names: Sequence[str], cols: Sequence[Column], key_of, caption: str) -> Table:  # type: ignore[no-untyped-def]
+    rows = [(name, [Cell.metric(c.metrics, key_of(name), c.baseline) for c in cols]) for name in names]
+    return Table(title, ["", *(c.header for c in cols)], rows, caption)
+
+
+def _benchmark_table(title: str, key: str, cols: Sequence[Column], caption: str) -> Table:
+    benches = sorted({b for c in cols for b in c.by_benchmark})
+    rows = []
+    for bench in benches:
+        cells = []
+        for c in cols:
+            base = None
+            if c.baseline is not None:
+                base = next((o.by_benchmark.get(bench) for o in cols
+                             if o.protocol == c.protocol and o.metrics is c.baseline), None)
+            cells.append(Cell.metric(c.by_benchmark.get(bench, {}), key, base))
+        if any(cell.text != "—" for cell in cells):  # e.g. no accuracy row for unanswerable-only sets
+            rows.append((bench, cells))
+    return Table(title, ["benchmark", *(c.header for c in cols)], rows, caption)
+
+
+def _distribution_table(cols: Sequence[Column]) -> Table:
+    rows = []
+    for group, outcomes in (("answerable", ANSWERABLE_OUTCOMES), ("unanswerable", UNANSWERABLE_OUTCOMES),
+                            ("behavior", BEHAVIOR_OUTCOMES)):
+        for name in outcomes:
+            cells = [Cell(str(c.distribution.get(group, {}).get(name, 0))) for c in cols]
+            if any(cell.text != "0" for cell in cells):
+                rows.append((f"{group}: {name}", cells))
+    return Table("Decisions and behaviors (row counts)", ["", *(c.header for c in cols)], rows,
+                 "behavior = ACA-RL behavior of unanswerable rows (unlabeled when the judge does not classify it)")
+
+
+def report_tables(runs: Sequence[RunView]) -> list[Table]:
+    """Every table of a report (one run) or a comparison (several)."""
+    cols = columns(runs)
+    tables = [metric_table(f"{family} metrics", keys, cols) for family, keys in FAMILY_KEYS.items()]
+    tables.append(metric_table("Counts", COUNT_KEYS, cols))
+    tables.append(_distribution_table(cols))
+    for category in _names(cols, "by_category.", ".n.answerable"):
+        tables.append(metric_table(f"Category: {category}", (*CATEGORY_KEYS, *COUNT_KEYS[:2]), cols,
+                                   prefix=f"by_category.{category}."))
+    perturbations = _names(cols, "aca.by_perturbation.", ".idk_score")
+    if perturbations:
+        tables.append(_by_row("Refusal rate on unanswerable items, per perturbation (aca.idk_score)", perturbations,
+                              cols, lambda p: f"aca.by_perturbation.{p}.idk_score",
+                              "share of the unanswerable items of each perturbation that the model refused"))
+        tables.append(_by_row("ACA Behavior Score per perturbation (aca.behavior_score)", perturbations, cols,
+                              lambda p: f"aca.by_perturbation.{p}.behavior_score",
+                              "null when the judge assigns no behaviors (use --judge llm or hybrid)"))
+    tables.append(_benchmark_table("Accuracy on answerable items per benchmark (ua.acc)", "ua.acc", cols, ""))
+    tables.append(_benchmark_table("Refusal on unanswerable items per benchmark (r1.u_ref)", "r1.u_ref", cols, ""))
+    return tables
