@@ -3,6 +3,11 @@
 This is the single path shared by evaluation (``abstain score``/``eval``) and training rewards:
 whatever a metric counts, a reward sees the same :class:`~abstain.schema.ScoredRow`.
 
+:func:`score_file` reruns cheaply: when the output file already exists, its rows without a
+``judge_error`` whose response row is unchanged are kept as they are, and only the missing or failed
+rows are judged again (``rescore=True`` judges everything afresh). The output is still written
+atomically, so an interrupted run leaves the previous file intact.
+
 Example:
     >>> from abstain.judges import RuleJudge
     >>> from abstain.schema import ResponseRow
@@ -16,7 +21,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 from abstain.judges.base import Judge, Judgment
 from abstain.parsing import Prediction, parse_response
@@ -61,11 +68,33 @@ def score_rows(
 
 @dataclass
 class ScoreSummary:
-    """Counts of one scoring run."""
+    """Counts of one scoring run (``reused``: rows kept from an earlier output, not judged again)."""
 
     rows: int
     judge_errors: int
     format_errors: int
+    reused: int = 0
+    error_kinds: dict[str, int] = field(default_factory=dict)  # judge_error text (cut) -> rows
+
+
+def _key(row: ResponseRow) -> tuple[Any, ...]:
+    return (row.id, row.protocol, row.sample, row.model)
+
+
+def _reusable(output_path: Path, rows: Sequence[ResponseRow]) -> dict[int, ScoredRow]:
+    """Rows of an existing output that need no new judgment, by input position."""
+    if not output_path.exists():
+        return {}
+    done = {_key(old): old for old in read_jsonl(output_path, ScoredRow) if old.judge_error is None}
+    kept: dict[int, ScoredRow] = {}
+    for i, row in enumerate(rows):
+        old = done.get(_key(row))
+        if old is None:
+            continue
+        before = old.model_dump()
+        if all(before.get(name) == value for name, value in row.model_dump().items()):
+            kept[i] = old
+    return kept
 
 
 def score_file(
@@ -73,17 +102,32 @@ def score_file(
     output_path: str | os.PathLike[str],
     judge: Judge,
     on_batch: Callable[[int], None] | None = None,
+    rescore: bool = False,
 ) -> ScoreSummary:
-    """Validate the whole input, score it, then write the output atomically."""
+    """Validate the whole input, score it, then write the output atomically.
+
+    When ``output_path`` exists (and not ``rescore``), its rows without a judge error are kept and only
+    the other rows are judged: a rerun after a failed judge server completes the missing rows only.
+    """
     rows = read_jsonl(input_path, ResponseRow)
+    kept = {} if rescore else _reusable(Path(output_path), rows)
+    todo = [row for i, row in enumerate(rows) if i not in kept]
+    if kept and on_batch is not None:
+        on_batch(len(kept))
     errors = formats = 0
 
-    def counted() -> Iterator[ScoredRow]:
+    def merged() -> Iterator[ScoredRow]:
         nonlocal errors, formats
-        for scored in score_rows(rows, judge, on_batch=on_batch):
-            errors += scored.judge_error is not None
+        fresh = score_rows(todo, judge, on_batch=on_batch)
+        for i in range(len(rows)):
+            scored = kept[i] if i in kept else next(fresh)
+            if scored.judge_error is not None:
+                errors += 1
+                kind = scored.judge_error[:160]
+                kinds[kind] = kinds.get(kind, 0) + 1
             formats += not scored.format_ok
             yield scored
 
-    write_jsonl(output_path, counted())
-    return ScoreSummary(rows=len(rows), judge_errors=errors, format_errors=formats)
+    kinds: dict[str, int] = {}
+    write_jsonl(output_path, merged())
+    return ScoreSummary(rows=len(rows), judge_errors=errors, format_errors=formats, reused=len(kept), error_kinds=kinds)
