@@ -22,6 +22,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -224,7 +225,13 @@ def parse_relation(text: str) -> LinearRelation:
     for v, c in rc.items():
         coeffs[v] = coeffs.get(v, 0) - c
     coeffs = {v: c for v, c in coeffs.items() if c}
-    return LinearRelation(coeffs, op, rk - lk)
+    rhs = rk - lk
+    fractions = [c.denominator for c in (*coeffs.values(), rhs) if type(c) is Fraction]
+    if fractions:  # scale by a positive integer so the row is integral (the relation is unchanged)
+        scale = math.lcm(*fractions)
+        coeffs = {v: _norm(c * scale) for v, c in coeffs.items()}
+        rhs = _norm(rhs * scale)
+    return LinearRelation(coeffs, op, rhs)
 
 
 @dataclass

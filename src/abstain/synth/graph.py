@@ -51,16 +51,23 @@ class Fact:
 
     def equation(self, var: str | None = None) -> str:
         """The fact as ``"lhs = rhs"`` (``var`` renames the defined variable)."""
-        v, p = var or self.var, self.parents
-        rhs = {
-            "value": lambda: f"{self.k}",
-            "rate": lambda: f"{self.k}*{self.m}",
-            "more": lambda: f"{p[0]} + {self.k}",
-            "less": lambda: f"{p[0]} - {self.k}",
-            "times": lambda: f"{self.k}*{p[0]}",
-            "part": lambda: f"{p[0]}/{self.k}",
-            "sum": lambda: " + ".join(p),
-        }[self.kind]()
+        v, p, kind = var or self.var, self.parents, self.kind
+        if kind == "value":
+            rhs = f"{self.k}"
+        elif kind == "rate":
+            rhs = f"{self.k}*{self.m}"
+        elif kind == "more":
+            rhs = f"{p[0]} + {self.k}"
+        elif kind == "less":
+            rhs = f"{p[0]} - {self.k}"
+        elif kind == "times":
+            rhs = f"{self.k}*{p[0]}"
+        elif kind == "part":
+            rhs = f"{p[0]}/{self.k}"
+        elif kind == "sum":
+            rhs = " + ".join(p)
+        else:
+            raise ValueError(f"unknown fact kind {kind!r}")
         return f"{v} = {rhs}"
 
     def evaluate(self, values: dict[str, int]) -> int:
@@ -255,7 +262,7 @@ def _build(rng: random.Random, spec: GraphSpec, names: list[str], allow_rate: bo
 
     def fresh() -> str:
         if not pool:
-            raise ValueError(f"not enough names for depth {spec.depth} and {spec.distractors} distractors")
+            raise _Retry  # too few names for this draw (sums pulled in side values): draw again
         return pool.pop(0)
 
     chain = [fresh()]
@@ -272,10 +279,7 @@ def _build(rng: random.Random, spec: GraphSpec, names: list[str], allow_rate: bo
         fact = draw.relation(var, chain[-1], values, other)
         if fact is None:
             raise _Retry
-        if fact.kind != "sum" and other is not None and other not in chain:
-            # the side value was drawn for a sum that did not fit: keep it as a distractor
-            pass
-        add(fact)
+        add(fact)  # a side value drawn for a sum that did not fit stays as a distractor
         chain.append(var)
     target = chain[-1]
     graph = ProblemGraph(facts, values, target)

@@ -28,6 +28,7 @@ from abstain.synth.certify import certify_answerable, certify_unanswerable
 from abstain.synth.graph import GraphSpec, ProblemGraph, build_graph
 from abstain.synth.perturb import OPERATORS, Perturbation, choose, perturb
 from abstain.synth.render import Layout, Voice, make_layout, make_voice, variable_name
+from abstain.synth.seeds import check_seed
 from abstain.synth.themes import THEMES, Theme
 
 __all__ = ["MAX_DRAWS", "SynthConfig", "SynthPair", "generate_missing_premise", "make_pair"]
@@ -53,8 +54,10 @@ class SynthConfig:
     distractors: tuple[int, ...] = field(default=(1, 2), metadata={"help": "distractor facts per problem"})
     unanswerable_ratio: float | None = field(default=None, metadata={"help": "None: pairs; else the twin share"})
     exclude_questions: frozenset[str] = field(default=frozenset(), metadata={"help": "never emit these texts"})
+    allow_heldout_seed: bool = field(default=False, metadata={"help": "only the held-out build sets it"})
 
     def __post_init__(self) -> None:
+        check_seed(self.seed, self.allow_heldout_seed)
         if self.n < 1:
             raise ValueError("--n must be >= 1")
         unknown = sorted(set(self.themes) - set(THEMES))
@@ -81,7 +84,7 @@ class SynthPair:
 
 def theme_spec(theme: Theme, depth: int, distractors: int) -> GraphSpec:
     return GraphSpec(depth=depth, distractors=distractors, value_range=theme.value_range,
-                     offset_range=theme.offset_range, max_value=theme.max_value)
+                     offset_range=theme.offset_range, max_value=theme.max_value, rate_factors=theme.rate_ranges)
 
 
 @dataclass
@@ -109,8 +112,8 @@ class Drawn:
 def draw_problem(rng: random.Random, theme: Theme, spec: GraphSpec) -> Drawn:
     """Draw a graph over the theme's entities and lay it out in English."""
     voice = make_voice(theme, rng)
-    entities = list(theme.entities)
-    rng.shuffle(entities)
+    # enough entities for the chain, side values of sums, distractors and a fresh one (entity disruption)
+    entities = rng.sample(theme.entities, min(len(theme.entities), 2 * spec.depth + spec.distractors + 2))
     unit = voice.unit
     names = [variable_name(stem, unit) for stem, _ in entities]
     display = dict(zip(names, (shown for _, shown in entities)))
@@ -178,7 +181,9 @@ def make_pair(seed: int, index: int, operator: str, themes: Sequence[str] = tupl
         twin = Item(id=f"{pair_id}-u", question=twin_text, answers=[], label="unanswerable",
                     perturbation=operator, gap=pert.gap, graph=perturbed_graph, gap_variable=var,
                     meta={"pair_id": pair_id, "form": pert.form, "original_sentence": pert.original,
-                          "perturbed_sentence": pert.sentence, "witnesses": list(cert_u.witnesses)},
+                          "perturbed_sentence": pert.sentence, "gap_entity": drawn.display[var],
+                          **({"replacement_entity": fresh[1]} if operator == "entity_disruption" and fresh else {}),
+                          "witnesses": list(cert_u.witnesses)},
                     **common)
         return SynthPair(original, twin, draw, rejected)
     raise RuntimeError(f"pair {index} of seed {seed}: {MAX_DRAWS} draws failed ({rejected[-3:]})")

@@ -56,6 +56,8 @@ class Theme:
     offset_range: tuple[int, int] = (2, 19)
     max_value: int = 400
     hard_scale: int = 25  # hard variants multiply value ranges by this (0: no hard variants)
+    rate_ranges: tuple[tuple[int, int], tuple[int, int]] = ((2, 9), (3, 20))  # the two factors of a product
+    hard_rate_ranges: tuple[tuple[int, int], tuple[int, int]] = ((6, 40), (12, 99))
     extra: dict[str, tuple[str, ...]] = field(default_factory=dict)  # extra placeholder pools
 
     def has(self, key: str) -> bool:
@@ -88,7 +90,7 @@ _theme(Theme(
     name="collections", unit="{item}", entities=_PEOPLE,
     items=("marbles", "stickers", "stamps", "seashells", "trading cards", "comic books"),
     t={
-        "intro": ("Some friends compare their {item} collections.", "A group of children collect {item}."),
+        "intro": ("Some friends compare how many {item} they have.", "A group of children collect {item}."),
         "flavor": ("They keep their {item} in shoe boxes.", "Nobody wants to trade their favourite {item}."),
         "value": ("{a} has {n} {item}.", "{a} owns {n} {item}."),
         "rate": ("{a} has {n} bags with {m} {item} in each.",),
@@ -110,7 +112,7 @@ _theme(Theme(
         "qual_more": ("{a} has at least {n} more {item} than {b}.",),
         "qual_less": ("{a} has at least {n} fewer {item} than {b}.",),
         "qual_times": ("{a} has at least {x} as many {item} as {b}.",),
-        "contract": ("{n} of {a}'s {item} are from last summer.", "{a} keeps {n} of the {item} in a tin."),
+        "contract": ("{n} of {a}'s {item} are from last summer.", "{n} of {a}'s {item} are kept in a tin."),
         "contract_sum": ("{a} has as many {item} in one box alone as {b} and {c} combined.",),
     },
     value_range=(3, 60), max_value=500,
@@ -172,6 +174,7 @@ _theme(Theme(
         "contract": ("Tax makes up ${n} of the price of the {a}.",),
     },
     value_range=(4, 80), offset_range=(2, 30), max_value=900,
+    rate_ranges=((2, 12), (5, 60)), hard_rate_ranges=((6, 24), (25, 400)),
 ))
 
 _theme(Theme(
@@ -208,6 +211,7 @@ _theme(Theme(
         "contract": ("On the leg to {a}, {p} drove {n} km before stopping for lunch.",),
     },
     value_range=(20, 240), offset_range=(5, 60), max_value=2000, hard_scale=10,
+    rate_ranges=((2, 6), (30, 90)), hard_rate_ranges=((3, 12), (45, 95)),
 ))
 
 _theme(Theme(
@@ -238,6 +242,7 @@ _theme(Theme(
         "contract": ("In {a}, ${n} of {p}'s savings came from babysitting.",),
     },
     value_range=(5, 90), offset_range=(2, 30), max_value=1200, hard_scale=20,
+    rate_ranges=((2, 4), (3, 30)), hard_rate_ranges=((2, 4), (40, 400)),
 ))
 
 _theme(Theme(
@@ -274,6 +279,7 @@ _theme(Theme(
         "contract": ("{n} grams of the {a} go into the filling.",),
     },
     value_range=(10, 250), offset_range=(5, 60), max_value=3000, hard_scale=10,
+    rate_ranges=((2, 9), (10, 60)), hard_rate_ranges=((6, 30), (12, 99)),
 ))
 
 _theme(Theme(
