@@ -56,3 +56,15 @@ def test_metrics_refuses_a_file_mixing_protocols(tmp_path, fixtures_dir):
     assert r.exit_code == 2 and "--protocol" in r.output
     r = runner.invoke(app, ["metrics", "-i", str(scored), "--protocol", "idk", "--resamples", "0"])
     assert r.exit_code == 0, r.output
+
+
+def test_fast_scored_rows_equal_validated_rows(fixtures_dir):
+    from abstain.judges import RuleJudge
+    from abstain.schema import ResponseRow, ScoredRow, read_jsonl
+    from abstain.scoring import score_rows
+
+    rows = read_jsonl(fixtures_dir / "real_responses.jsonl", ResponseRow)
+    for scored in score_rows(rows, RuleJudge()):
+        dumped = scored.model_dump(mode="json")
+        assert ScoredRow.model_validate(dumped) == scored
+        assert dumped["human_behavior"] == scored.model_extra["human_behavior"]  # extras survive
