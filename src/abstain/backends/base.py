@@ -6,15 +6,27 @@ settings of a :class:`GenerationConfig`. Runs, synthesis and training all talk t
 Example:
     >>> GenerationConfig(temperature=0.0).greedy
     True
+    >>> template_think_prefix("<|im_start|>assistant\\n<think>\\n")
+    '<think>\\n'
 """
 
 from __future__ import annotations
 
+import json
+import zlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
-__all__ = ["Backend", "GenerationConfig", "Message"]
+__all__ = [
+    "Backend",
+    "GenerationConfig",
+    "GenerationStats",
+    "Message",
+    "MissingDependencyError",
+    "sample_seed",
+    "template_think_prefix",
+]
 
 Message = dict[str, str]
 
@@ -66,3 +78,53 @@ class Backend(Protocol):
     def close(self) -> None:
         """Release the model, threads or connections."""
         ...
+
+
+class MissingDependencyError(ImportError, ValueError):
+    """An optional dependency of a backend is not installed; the message says what to install.
+
+    It is an ``ImportError`` (what it is) and a ``ValueError`` (so the CLI shows it as one clean line).
+    """
+
+
+@dataclass
+class GenerationStats:
+    """Running totals of a backend: prompts, samples and generated tokens (EOS included), seconds."""
+
+    prompts: int = 0
+    samples: int = 0
+    new_tokens: int = 0
+    seconds: float = 0.0
+
+    @property
+    def tokens_per_second(self) -> float | None:
+        return self.new_tokens / self.seconds if self.seconds > 0 else None
+
+
+def sample_seed(messages: Sequence[Message], sample: int, base_seed: int) -> int:
+    """A per-(prompt, sample) seed that does not depend on the prompt's position in a batch.
+
+    Every backend derives its sampling seeds with this function, so a prompt's samples never depend on
+    which other prompts share its batch (a resumed run regenerates them identically). The value fits
+    in 31 bits, which every server's ``seed`` accepts.
+
+    Example:
+        >>> m = [{"role": "user", "content": "hi"}]
+        >>> sample_seed(m, 0, 0) == sample_seed(m, 0, 0) != sample_seed(m, 1, 0)
+        True
+    """
+    digest = zlib.crc32(json.dumps(list(messages), sort_keys=True).encode("utf-8"))
+    return (digest + 1_000_003 * sample + 7_919 * base_seed) % (2**31 - 1)
+
+
+def template_think_prefix(prompt_text: str) -> str:
+    """The ``<think>`` opening a chat template wrote at the end of a rendered prompt, else ``""``.
+
+    Templates of some reasoning models (DeepSeek-R1 distills) open the reasoning block in the prompt,
+    so the model's text holds only ``…</think>``; backends put the opening back in front of the stored
+    text so reasoning stays a balanced ``<think>…</think>`` block.
+    """
+    stripped = prompt_text.rstrip()
+    if stripped.endswith("<think>"):
+        return prompt_text[len(stripped) - len("<think>") :]
+    return ""

@@ -1,0 +1,78 @@
+"""Build a backend from a spec string, the one that run records store as the model name.
+
+| spec | backend | options |
+|---|---|---|
+| ``bundled`` | SmolLM2-135M-Instruct on transformers (:func:`~abstain.backends.bundled.bundled_model_dir`) | :class:`~abstain.backends.hf.HFOptions` fields |
+| ``hf:<local dir, .gguf file or hub id>`` | :class:`~abstain.backends.hf.HFBackend` | :class:`~abstain.backends.hf.HFOptions` fields |
+| ``openai:<served model>`` | ``abstain.backends.openai.OpenAIBackend`` | ``base_url``, ``api_key``, ``concurrency``, ... |
+| ``vllm:<local dir or hub id>`` | :class:`~abstain.backends.vllm.VLLMBackend` | :class:`~abstain.backends.vllm.VLLMOptions` fields |
+
+Heavy libraries are imported only for the backend asked for; a missing one raises
+:class:`~abstain.backends.base.MissingDependencyError` naming what to install.
+
+Example:
+    >>> make_backend("gpt-4o")
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown backend spec 'gpt-4o': use bundled, hf:<path or hub id>, openai:<model> or vllm:<model>
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from abstain.backends.base import Backend, MissingDependencyError
+
+__all__ = ["BACKEND_KINDS", "make_backend"]
+
+BACKEND_KINDS = ("bundled", "hf", "openai", "vllm")
+_USAGE = "use bundled, hf:<path or hub id>, openai:<model> or vllm:<model>"
+
+
+def make_backend(spec: str, **options: Any) -> Backend:
+    """The backend named by ``spec`` (see the table above); its ``name`` is ``spec`` itself."""
+    kind, sep, model = spec.strip().partition(":")
+    model = model.strip()
+    if kind == "bundled" and not model:
+        from abstain.backends.bundled import bundled_model_dir
+
+        hf = _import_hf()
+        return hf.HFBackend(bundled_model_dir(), _options(hf.HFOptions, options, kind), name="bundled")
+    if kind not in BACKEND_KINDS or kind == "bundled" or not sep:
+        raise ValueError(f"unknown backend spec {spec!r}: {_USAGE}")
+    if not model:
+        raise ValueError(f"backend spec {spec!r} names no model: {_USAGE}")
+    if kind == "hf":
+        hf = _import_hf()
+        return hf.HFBackend(model, _options(hf.HFOptions, options, kind), name=spec)
+    if kind == "vllm":
+        from abstain.backends.vllm import VLLMBackend, VLLMOptions, _import_vllm
+
+        _import_vllm()  # the install hint before any option is looked at
+        return VLLMBackend(model, _options(VLLMOptions, options, kind), name=spec)
+    from abstain.backends.openai import OpenAIBackend
+
+    try:
+        return OpenAIBackend(model, **options)
+    except TypeError as exc:
+        raise ValueError(f"bad option for the openai backend: {exc}") from None
+
+
+def _import_hf() -> Any:
+    try:
+        from abstain.backends import hf
+    except ImportError as exc:
+        raise MissingDependencyError(
+            f"the hf and bundled backends need torch and transformers ({exc.name or exc} is missing): "
+            "pip install 'abstain[hf]'"
+        ) from exc
+    return hf
+
+
+def _options(cls: type, options: dict[str, Any], kind: str) -> Any:
+    known = [f.name for f in dataclasses.fields(cls)]
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        raise ValueError(f"option {', '.join(unknown)} is not used by the {kind} backend; it takes {', '.join(known)}")
+    return cls(**options)
