@@ -208,7 +208,7 @@ class HFBackend:
             chunk = rows[s : s + self.batch_size]
             seeds = None if config.greedy else [sample_seed(prompts[i], k, config.seed) for i, k in chunk]
             for (i, k), new in zip(chunk, self._generate_batch([ids[i] for i, _ in chunk], config, seeds), strict=True):
-                text, count = self._decode(new)
+                text, count = self.decode(new)
                 texts[i][k] = template_think_prefix(rendered[i]) + text
                 tokens += count
         self.stats.prompts += len(prompts)
@@ -256,7 +256,7 @@ class HFBackend:
             )
         return out[:, batch["input_ids"].shape[1] :].cpu()
 
-    def _decode(self, new: torch.Tensor) -> tuple[str, int]:
+    def decode(self, new: torch.Tensor) -> tuple[str, int]:
         """(text, tokens generated): up to the first EOS (counted), special tokens but ``<think>`` dropped."""
         ids = new.tolist()
         end = next((j for j, t in enumerate(ids) if t in self._eos), None)

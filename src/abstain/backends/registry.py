@@ -38,7 +38,8 @@ def make_backend(spec: str, **options: Any) -> Backend:
         from abstain.backends.bundled import bundled_model_dir
 
         hf = _import_hf()
-        return hf.HFBackend(bundled_model_dir(), _options(hf.HFOptions, options, kind), name="bundled")
+        checked = _options(hf.HFOptions, options, kind)  # before the (first-time: slow) cache build
+        return hf.HFBackend(bundled_model_dir(), checked, name="bundled")
     if kind not in BACKEND_KINDS or kind == "bundled" or not sep:
         raise ValueError(f"unknown backend spec {spec!r}: {_USAGE}")
     if not model:
