@@ -28,3 +28,29 @@ def benchmarks_dir() -> Path:
 
 
 # ---- core (schema, parsing, metrics) ------------------------------------------------------------
+
+
+# ---- backends (bundled model) -------------------------------------------------------------------
+# Before any test module loads torch: OpenMP threads must not spin-wait on a shared, busy CPU.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+
+@pytest.fixture(scope="session")
+def bundled_model_dir() -> Path:
+    """The dense safetensors copy of the bundled SmolLM2 (built once per machine, ~15-40 s; then cached)."""
+    from abstain.backends import bundled_model_dir as _bundled_model_dir
+
+    return _bundled_model_dir()
+
+
+@pytest.fixture(scope="session")
+def bundled_backend(bundled_model_dir):
+    """One ``make_backend("bundled")`` (HFBackend, batch_size 8, 2 threads) shared by the whole session.
+
+    Its ``stats`` accumulate across tests: compare before/after, not absolute values.
+    """
+    from abstain.backends import make_backend
+
+    backend = make_backend("bundled")
+    yield backend
+    backend.close()
