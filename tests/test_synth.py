@@ -27,7 +27,6 @@ from abstain.synth import (
     build_heldout,
     certify_answerable,
     certify_unanswerable,
-    generate_hard,
     generate_missing_premise,
     heldout_file,
     verify_item,
@@ -35,6 +34,11 @@ from abstain.synth import (
 from abstain.synth.exact import parse_relation, reduce_system
 
 runner = CliRunner()
+
+
+def flat(text: str) -> str:
+    """CLI output with rich's line wrapping undone."""
+    return " ".join(text.split())
 VAGUE = re.compile(r"\b(more|fewer|less|older|younger|longer|shorter|cheaper|few times|fraction|little)\b")
 QUALIFIERS = re.compile(r"\b(at least|about|no more than|no older than|some of)\b")
 
@@ -150,7 +154,7 @@ def test_heldout_seed_is_refused_and_training_mix_avoids_heldout(heldout_rows: l
         HardConfig(n=10, seed=HELDOUT_SEED)
     result = runner.invoke(app, ["synth", "--kind", "missing-premise", "--n", "10", "--seed", str(HELDOUT_SEED),
                                  "--out", str(tmp_path / "no.jsonl")])
-    assert result.exit_code == 2 and "reserved" in result.output and not (tmp_path / "no.jsonl").exists()
+    assert result.exit_code == 2 and "reserved" in flat(result.output) and not (tmp_path / "no.jsonl").exists()
     # a training generator told to exclude the held-out texts draws those slots again
     questions = frozenset(r["question"] for r in heldout_rows[:12])
     cfg = SynthConfig(n=12, seed=HELDOUT_SEED, allow_heldout_seed=True, exclude_questions=questions)
@@ -186,10 +190,10 @@ def test_hard_variants_are_harder_and_certified(tmp_path: Path) -> None:
 
 def test_cli_input_errors_are_clear(tmp_path: Path) -> None:
     bad = runner.invoke(app, ["synth", "--kind", "nope", "--n", "3", "--out", str(tmp_path / "a.jsonl")])
-    assert bad.exit_code == 2 and "--kind must be one of" in bad.output
+    assert bad.exit_code == 2 and "--kind must be one of" in flat(bad.output)
     themes = runner.invoke(app, ["synth", "--kind", "missing-premise", "--n", "3", "--themes", "space",
                                  "--out", str(tmp_path / "b.jsonl")])
-    assert themes.exit_code == 2 and "unknown themes ['space']" in themes.output
+    assert themes.exit_code == 2 and "unknown themes ['space']" in flat(themes.output)
     hard = runner.invoke(app, ["synth", "--kind", "hard", "--n", "3", "--unanswerable-ratio", "0.3",
                                "--out", str(tmp_path / "c.jsonl")])
     assert hard.exit_code == 2 and not list(tmp_path.iterdir())
@@ -251,3 +255,12 @@ def test_sympy_check_catches_tampered_items(cli_rows: tuple[Path, list[dict]]) -
     assert any("determined" in p for p in verify_item(restored))
     bad_witness = {**twin, "meta": {**twin["meta"], "witnesses": [twin["meta"]["witnesses"][0]] * 2}}
     assert verify_item(bad_witness) == ["the witnesses do not give two different target values"]
+
+
+def test_heldout_is_a_suite_of_the_evaluation_runner(heldout_rows: list[dict]) -> None:
+    from abstain.data.suites import load_suite
+
+    suite = load_suite("heldout")
+    assert [i.id for i in suite.items] == [r["id"] for r in heldout_rows]
+    small = load_suite("heldout", limit=24, seed=0)
+    assert {i.perturbation for i in small.items if i.label == "unanswerable"} == set(OPERATORS)
