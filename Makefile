@@ -42,6 +42,7 @@ test-fast: $(STAMP)
 
 bench: $(STAMP)
 	$(PY) bench/bench_score.py
+	$(PY) bench/bench_synth.py
 
 clean:
 	rm -rf $(VENV) runs build *.egg-info src/*.egg-info

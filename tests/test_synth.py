@@ -264,3 +264,17 @@ def test_heldout_is_a_suite_of_the_evaluation_runner(heldout_rows: list[dict]) -
     assert [i.id for i in suite.items] == [r["id"] for r in heldout_rows]
     small = load_suite("heldout", limit=24, seed=0)
     assert {i.perturbation for i in small.items if i.label == "unanswerable"} == set(OPERATORS)
+
+
+def test_readme_examples_are_real_generator_output(cli_rows: tuple[Path, list[dict]]) -> None:
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("## Synthesis"):readme.index("## Benchmarks")]
+    text = " ".join(section.replace("\n>", "\n").split())
+    _, rows = cli_rows
+    by_id = {r["id"]: r for r in rows}
+    for pair in ("synth-mp-s11-00000", "synth-mp-s11-00044", "synth-mp-s11-00069"):
+        original, twin = by_id[f"{pair}-a"], by_id[f"{pair}-u"]
+        assert original["question"] in text and twin["gap"] in text
+        assert f"(answer {original['answers'][0]})" in text and f"(`{twin['perturbation']}`)" in text
+    first = by_id["synth-mp-s11-00000-u"]
+    assert first["question"] in text and json.dumps(first["graph"]) in text
