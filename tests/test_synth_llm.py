@@ -139,3 +139,21 @@ def test_cli_llm_rewrite_needs_a_model(tmp_path: Path) -> None:
     assert result.exit_code == 2 and "invalid JSON" in flat(result.output)
     assert "src.jsonl:1:" in "".join(result.output.split())  # the file and line, even where rich wrapped them
     assert not (tmp_path / "x.jsonl").exists()
+
+
+@pytest.mark.slow
+def test_cli_llm_rewrite_against_a_real_openai_compatible_server(llama_server, tmp_path: Path) -> None:
+    from llama_server import MODEL_ALIAS
+
+    out = tmp_path / "rw.jsonl"
+    args = ["synth", "--kind", "llm-rewrite", "--model", f"openai:{MODEL_ALIAS}", "--base-url", llama_server.base_url,
+            "--n", "1", "--max-new-tokens", "48", "--seed", "3", "--out", str(out)]
+    result = runner.invoke(app, args)
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in (tmp_path / "rw.attempts.jsonl").read_text().splitlines()]
+    assert 1 <= len(records) <= 5 and all(r["source_id"] == "gsm8k-0" for r in records)
+    assert all(r["accepted"] or r["reason"].split(":")[0] in STAGES for r in records)
+    assert len(records) == 5 or records[-1]["accepted"]  # up to 5 attempts, stopping at the first accepted
+    items = read_jsonl(out, Item)
+    assert items[0].id == "synth-llm-gsm8k-0-a" and items[0].answers == ["18"]
+    assert len(items) == 1 + sum(r["accepted"] for r in records)
