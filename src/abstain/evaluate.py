@@ -25,12 +25,11 @@ from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from abstain.backends.base import Backend, GenerationConfig
 from abstain.data.fewshot import choose_demos
 from abstain.data.suites import ItemSet, benchmark_of, items_digest, load_custom, load_suite
-from abstain.judges import make_judge
+from abstain.judges import Judge, make_judge
 from abstain.protocols import MAIN_PROTOCOLS, get_protocol
 from abstain.report.summary import run_metrics
 from abstain.runs import METRICS, RESPONSES, SCORED, TIMING, RunDir, row_key, write_json
@@ -54,16 +53,6 @@ def parse_protocols(spec: str) -> tuple[str, ...]:
     return tuple(names)
 
 
-def _public_url(url: str | None) -> str | None:
-    """A URL without user:password (never store credentials in a run record)."""
-    if not url:
-        return None
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    netloc = host + (f":{parts.port}" if parts.port else "")
-    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-
-
 @dataclass(frozen=True)
 class EvalConfig:
     """Everything that decides what an evaluation run produces (stored in ``config.json``)."""
@@ -78,6 +67,8 @@ class EvalConfig:
     max_tokens: int = field(default=512, metadata={"help": "generation budget per response"})
     seed: int = field(default=0, metadata={"help": "subset, demonstration and sampling seed"})
     judge: str = field(default="rule", metadata={"help": "rule | llm | hybrid"})
+    judge_model: str | None = field(default=None, metadata={"help": "model the LLM judge's server serves"})
+    judge_base_url: str | None = field(default=None, metadata={"help": "OpenAI-compatible server of the LLM judge"})
     limit: int | None = field(default=None, metadata={"help": "balanced subset of this many items"})
     batch_size: int = field(default=8, metadata={"help": "prompts per generate call (fixes the chunks)"})
     shots: int = field(default=0, metadata={"help": "in-context demonstrations per prompt"})
@@ -113,18 +104,20 @@ class EvalConfig:
         parts.append(f"--suite {self.suite}" if self.suite else f"--data {self.data}")
         parts.append(f"--protocol {','.join(self.protocols)}")
         defaults = EvalConfig(model="x", suite="quick")
-        for name in ("samples", "temperature", "top_p", "max_tokens", "seed", "judge", "limit", "batch_size",
-                     "shots", "shots_unanswerable", "base_url", "resamples"):
+        for name in ("samples", "temperature", "top_p", "max_tokens", "seed", "judge", "judge_model",
+                     "judge_base_url", "limit", "batch_size", "shots", "shots_unanswerable", "base_url", "resamples"):
             value = getattr(self, name)
-            if value != getattr(defaults, name):
-                parts.append(f"--{name.replace('_', '-')} {_public_url(value) if name == 'base_url' else value}")
+            if value != getattr(defaults, name):  # server URLs are not recorded: a placeholder
+                parts.append(f"--{name.replace('_', '-')} {'URL' if name.endswith('url') else value}")
         return " ".join(parts)
 
     def record(self, items: Sequence[Item], demos: dict[str, list[Item]]) -> dict[str, Any]:
-        """The content of ``config.json``: no secrets, no timestamps."""
+        """The content of ``config.json``: no secrets, no server URLs, no timestamps."""
         fields = asdict(self)
         fields["protocols"] = list(self.protocols)
-        fields["base_url"] = _public_url(self.base_url)
+        # server URLs can embed tokens or private hosts, and a server may move between a crash and the
+        # rerun: they are neither recorded nor compared (the model names are)
+        del fields["base_url"], fields["judge_base_url"]
         try:
             version = metadata.version("abstain")
         except metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
@@ -220,13 +213,15 @@ def _generate(
     return prompts_done, finished, tokens, time.perf_counter() - start
 
 
-def _score(run: RunDir, responses: list[ResponseRow], config: EvalConfig, progress: EvalProgress) -> list[ScoredRow]:
+def _score(
+    run: RunDir, responses: list[ResponseRow], make: Callable[[], Judge], progress: EvalProgress
+) -> list[ScoredRow]:
     """Score the responses not scored yet (and retry rows a judge could not decide)."""
     scored = {row_key(r): r for r in run.read_rows(SCORED, ScoredRow) if r.judge_error is None}
     missing = [r for r in responses if row_key(r) not in scored]
     progress.phase("scoring", len(responses), len(responses) - len(missing))
     if missing:
-        judge = make_judge(config.judge)
+        judge = make()
         with run.appender(SCORED) as out:
             for row in score_rows(missing, judge, batch_size=64, on_batch=progress.advance):
                 out.append(row)
@@ -248,11 +243,14 @@ def run_eval(
     backend: Backend | None = None,
     progress: EvalProgress | None = None,
     backend_options: dict[str, Any] | None = None,
+    judge: Judge | None = None,
 ) -> EvalResult:
     """Run (or resume) an evaluation into ``out``; see the module docstring.
 
     ``backend``: an already built backend (its ``close`` is not called); otherwise one is built from
-    ``config.model`` with ``make_backend`` only when something is left to generate.
+    ``config.model`` with ``make_backend(config.model, base_url=..., **backend_options)`` only when
+    something is left to generate. ``judge``: an already built judge (e.g. holding an API key, which is
+    never recorded); otherwise ``make_judge(config.judge, ...)`` when something is left to score.
     """
     progress = progress or EvalProgress()
     item_set = _items(config)
@@ -283,7 +281,24 @@ def run_eval(
     if len(responses) != len(order):
         raise RuntimeError(f"{run.path / RESPONSES}: {len(order) - len(responses)} rows missing after generation")
     score_start = time.perf_counter()
-    scored = _score(run, responses, config, progress)
+    built: list[Judge] = []
+
+    def make_judge_() -> Judge:
+        if judge is not None:
+            return judge
+        options: dict[str, Any] = {}
+        if config.judge in ("llm", "hybrid"):
+            options.update(base_url=config.judge_base_url, model=config.judge_model)
+        built.append(make_judge(config.judge, **options))
+        return built[-1]
+
+    try:
+        scored = _score(run, responses, make_judge_, progress)
+    finally:
+        for own in built:
+            close = getattr(own, "close", None)
+            if callable(close):
+                close()
     score_seconds = time.perf_counter() - score_start
     run.rewrite(RESPONSES, responses)
     run.rewrite(SCORED, scored)

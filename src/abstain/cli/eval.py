@@ -21,6 +21,7 @@ from rich.table import Table
 
 from abstain.cli.common import console, fail, friendly_errors, out_console
 from abstain.cli.metrics import HEADLINE
+from abstain.cli.score import BASE_URL_HELP, JUDGE_HELP, KEY_HELP, MODEL_HELP, build_judge, close_judge
 from abstain.evaluate import EvalConfig, EvalProgress, run_eval
 from abstain.runs import REPORT_HTML
 
@@ -111,12 +112,16 @@ def register(app: typer.Typer) -> None:
         top_p: float = typer.Option(1.0, help="Nucleus sampling mass."),
         max_tokens: int = typer.Option(512, help="Generation budget per response."),
         seed: int = typer.Option(0, help="Seed of the --limit subset, the demonstrations and sampling."),
-        judge: str = typer.Option("rule", help="Judge: rule (offline), llm or hybrid."),
+        judge: str = typer.Option("rule", help=JUDGE_HELP),
+        judge_model: str | None = typer.Option(None, "--judge-model", help=MODEL_HELP),
+        judge_base_url: str | None = typer.Option(None, "--judge-base-url", help=BASE_URL_HELP),
+        judge_api_key: str | None = typer.Option(None, "--judge-api-key", help=KEY_HELP, show_default=False),
         limit: int | None = typer.Option(None, help="Evaluate a balanced subset of N items."),
         batch_size: int = typer.Option(8, help="Prompts per generate call."),
         shots: int = typer.Option(0, help="In-context demonstrations per prompt (from items not evaluated)."),
         shots_unanswerable: int = typer.Option(0, help="How many of the --shots are unanswerable (Abstain-R1: 1 of 5)."),
-        base_url: str | None = typer.Option(None, help="OpenAI-compatible server, e.g. http://host:8000/v1."),
+        base_url: str | None = typer.Option(
+            None, help="OpenAI-compatible server of the evaluated model (openai:<model>), e.g. http://host:8000/v1."),
         resamples: int = typer.Option(1000, help="Bootstrap resamples for the 95% CIs."),
     ) -> None:
         """Evaluate a model: generate, score, compute metrics and write a report (resumable)."""
@@ -124,17 +129,21 @@ def register(app: typer.Typer) -> None:
             config = EvalConfig(
                 model=model, suite=suite, data=str(data) if data is not None else None,
                 protocols=_split(protocol), samples=samples, temperature=temperature, top_p=top_p,
-                max_tokens=max_tokens, seed=seed, judge=judge, limit=limit, batch_size=batch_size, shots=shots,
+                max_tokens=max_tokens, seed=seed, judge=judge, judge_model=judge_model,
+                judge_base_url=judge_base_url, limit=limit, batch_size=batch_size, shots=shots,
                 shots_unanswerable=shots_unanswerable, base_url=base_url, resamples=resamples,
             )
+            judge_obj = build_judge(judge, base_url=judge_base_url, judge_model=judge_model, api_key=judge_api_key)
             try:
                 with RichProgress() as progress:
-                    result = run_eval(config, out, progress=progress)
+                    result = run_eval(config, out, progress=progress, judge=judge_obj)
             except KeyboardInterrupt:
                 raise fail(f"interrupted; what finished is kept in {out} - rerun the same command to resume",
                            code=130) from None
             except (RuntimeError, OSError) as exc:  # a backend or server failure (LLMError is a RuntimeError)
                 raise fail(f"{type(exc).__name__}: {exc} (rerun the same command to resume)", code=1) from None
+            finally:
+                close_judge(judge_obj)
         if result.skipped:
             console.print(f"resumed: {result.skipped} prompts were already done in {out}")
         last = result.timing["sessions"][-1]
