@@ -103,7 +103,7 @@ def test_parse_json_reply_tolerates_small_model_junk() -> None:
 def test_pipeline_runs_end_to_end_with_the_bundled_model(bundled_backend, tmp_path: Path) -> None:
     sources = load_sources(None, 2)
     out, log = tmp_path / "rewrites.jsonl", tmp_path / "attempts.jsonl"
-    cfg = PipelineConfig(seed=1, max_new_tokens=40, max_attempts=3, batch_size=2)
+    cfg = PipelineConfig(seed=1, max_new_tokens=32, max_attempts=3, batch_size=2)
     done: list[int] = []
     summary = rewrite_file(sources, bundled_backend, cfg, out, log, on_done=done.append)
     records = [json.loads(line) for line in log.read_text().splitlines()]
