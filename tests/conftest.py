@@ -30,6 +30,22 @@ def benchmarks_dir() -> Path:
 # ---- core (schema, parsing, metrics) ------------------------------------------------------------
 
 
+# ---- judges (LLM client, llama.cpp server) ------------------------------------------------------
+# One real OpenAI-compatible server per test session: llama-cpp-python's server on the bundled GGUF.
+
+
+@pytest.fixture(scope="session")
+def llama_server():
+    """A running ``python -m llama_cpp.server`` (bundled SmolLM2) on 127.0.0.1; stopped at session end."""
+    from llama_server import LlamaServer, server_available
+
+    reason = server_available()
+    if reason:
+        pytest.fail(reason)  # `make test` installs it; a missing server is a broken setup, not a skip
+    with LlamaServer.start() as server:
+        yield server
+
+
 # ---- backends (bundled model) -------------------------------------------------------------------
 # Before any test module loads torch: OpenMP threads must not spin-wait on a shared, busy CPU.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")

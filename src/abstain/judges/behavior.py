@@ -46,33 +46,47 @@ from abstain.schema import Behavior, Pred, ResponseRow
 __all__ = ["BehaviorRuling", "classify_behavior", "rule_behavior"]
 
 _TAIL = 400  # characters of an unboxed response that count as its ending
+_LAST = 160  # a question to the user must come this close to the end of an unboxed response
 
-# A question addressed to the user: a sentence that ends with "?" (the last one of the text).
-_QUESTION = re.compile(r"([^.!?\n]{3,}\?)")
-_ASKS_USER = re.compile(
-    r"\b(?:could|can|would|will) you\b|\bplease\b|\b(?:what|which|how|who|when|where|is|are|do|does|did|was|were)\b",
-)
+# Patterns start with literal text (no leading \b, ^ or optional groups): the regex engine then skips
+# quickly to candidate positions, which keeps the classifier at a few microseconds per row.
+_QUESTION = re.compile(r"([^.!?\n]{3,}\?)")  # a sentence that ends with "?"
+_ASKS_USER = re.compile(r"\b(?:could|can|would|will) you\b|\bplease\b|\b(?:what|which|how|who|when|where|is|are|do|does|did|was|were)\b")
 _REQUEST = re.compile(
-    r"\b(?:please|kindly)\s+(?:provide|specify|tell|give|clarify|share|state|confirm|let me know)"
-    r"|\b(?:could|can|would) you\s+(?:please\s+)?(?:provide|specify|tell|give|clarify|share|state|confirm|let me know)"
-    r"|\bi (?:would )?need to know\b|\blet me know\b",
+    r"(?:please|kindly)\s+(?:provide|specify|tell|give|clarify|share|state|confirm|let me know)"
+    r"|(?:could|can|would) you\s+(?:please\s+)?(?:provide|specify|tell|give|clarify|share|state|confirm|let me know)"
+    r"|need to know|let me know"
 )
 _CANNOT = re.compile(
-    r"can ?not be (?:determined|calculated|answered|found|computed|known|solved)"
-    r"|can't be (?:determined|calculated|answered|found|computed|known|solved)"
-    r"|(?:cannot|can't|can ?not|unable to|impossible to|no way to) (?:determine|calculate|answer|compute|know|find|solve|tell|say)"
-    r"|not (?:enough|sufficient) (?:information|info|data|details)|insufficient|underspecified|under-specified"
-    r"|undetermined|indeterminate|not (?:given|provided|specified|stated|mentioned)|(?:is|are) missing|missing (?:information|data|value|premise)"
-    r"|\bunknown\b|\bunanswerable\b|\bnot answerable\b|\bno (?:unique )?answer\b|\bdepends on\b"
+    r"(?:cannot|can't|can not|unable to|impossible to|no way to) (?:be )?"
+    r"(?:determined?|calculated?|answered?|found|find|computed?|known?|solved?|tell|say)"
+    r"|not (?:enough|sufficient) (?:information|info|data|details|to (?:calculate|determine|find|compute|answer|know|solve))"
+    r"|insufficient|underspecified|under-specified|undetermined|indeterminate|unanswerable|not answerable"
+    r"|not (?:given|provided|specified|stated|mentioned)|is missing|are missing|missing (?:information|data|value|premise)"
+    r"|(?:does not|doesn't|did not|didn't|do not|don't) (?:provide|give|specify|say|state|mention|tell)"
+    r"|no (?:additional |further |more )?information|no (?:unique |single |definite )?(?:solution|answer)\b"
+    r"|i (?:don't|dont|do not) know|[.!?] (?:don't|dont) know"
+    r"|(?:question|problem|it|this) (?:is|seems|remains) (?:unclear|ambiguous|underspecified|incomplete)"
+    r"|unknown|depends on"
+)
+_IDK_START = ("don't know", "dont know", "do not know")
+# A definite answer stated in running text ("the answer is 12", "so there are 9 left", "#### 4").
+_DEFINITE = re.compile(
+    r"(?:answer is|answer:|####|so there (?:are|is|were)|so, there (?:are|is|were)|the total is"
+    r"|so,? (?:he|she|they) (?:has|have|had|will|would)|therefore|in total)[^.\n]{0,40}?\d"
 )
 _ASSUME = re.compile(
-    r"\bassum(?:e|ed|es|ing|ption)\b|\blet(?:'s| us) say\b|\bsuppos(?:e|ing)\b|\bif we take\b"
-    r"|\blet(?:'s| us) (?:pretend|guess|imagine)\b|\bfor (?:the sake of )?example,? (?:if|say)\b"
+    r"assum(?:e|ed|es|ing|ption)\b|let's say|let us say|suppos(?:e|ing)\b|if we take\b"
+    r"|let's (?:pretend|guess|imagine)|let us (?:pretend|guess|imagine)|for example,? (?:if|say)|for the sake of example"
+    r"|(?:tak|treat)(?:e|es|ing) (?:the |it |them |this )?[^.\n]{0,40}? as (?:exact|given|true|equal|the same)\b"
+    r"|setting (?:the |a |an )?[^.\n]{0,50}? to \$?\d"
 )
-_IN_TERMS = re.compile(r"\bin terms of\b|\bas a function of\b|\bdepends on (?:the value of )?[a-z]\b")
 _LATEX_WORD = re.compile(r"\\(?:text|mathrm|textbf|mbox|operatorname)\s*\{[^{}]*\}|\\[a-zA-Z]+")
 _SYMBOL = re.compile(r"(?<![A-Za-z])[A-Za-z](?![A-Za-z])")
-_UNIT_LETTERS = frozenset("m")  # "5 m" is a unit, not a variable
+_UNITS = frozenset("mgslkh")  # "5 m", "12 h": a unit after a space, not a variable
+_OPERATORS = frozenset("-+*/^=(")
+# A variable in a running-text formula: "6 - x", "25h - 500", "(x + 8)/8" (not the "x" of "3 x 8").
+_EXPR_VAR = re.compile(r"(?:\d|[-+*/^=(])\s*([b-hj-z])(?![a-z'])(?!\s*\d)|(?<![a-z'\d])([b-hj-z])\s*[-+*/^)]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,71 +97,147 @@ class BehaviorRuling:
     certain: bool
 
 
-def _visible(response: str) -> str:
-    close = response.rfind("</think>")
-    return response[close + 8 :] if close >= 0 else response
+# rulings are shared constants: building a frozen dataclass per row would cost more than the rules
+_RULING = {(b, c): BehaviorRuling(b, c) for b in Behavior for c in (True, False)}
+SH, EA, ABS, COND, ELICIT = Behavior.SH, Behavior.EA, Behavior.ABS, Behavior.COND, Behavior.ELICIT
 
 
-def _last_question(text: str) -> str | None:
-    if "?" not in text:
-        return None
-    found = _QUESTION.findall(text)
-    return found[-1] if found else None
+def _requests(text: str) -> bool:
+    if "please" in text or "kindly" in text or " you" in text or "need to know" in text or "let me know" in text:
+        return _REQUEST.search(text) is not None
+    return False
 
 
 def _asks_user(text: str) -> bool:
-    """``text`` (lower case) asks the reader for something."""
-    if _REQUEST.search(text):
+    """``text`` (lower case) asks the reader for something: a request, or a last question to the user."""
+    if not text:
+        return False
+    if _requests(text):
         return True
-    question = _last_question(text)
-    return question is not None and _ASKS_USER.search(question) is not None
+    if "?" not in text:
+        return False
+    found = _QUESTION.findall(text)
+    return bool(found) and _ASKS_USER.search(found[-1]) is not None
+
+
+def _refuses(text: str) -> bool:
+    """``text`` (lower case) says the question cannot be answered as stated."""
+    if (
+        "not" in text or "n't" in text or "unable" in text or "impossible" in text or "no " in text
+        or "insufficient" in text or "under" in text or "determin" in text or "missing" in text
+        or "unknown" in text or "unanswerable" in text or "depends" in text or "unclear" in text
+        or "ambiguous" in text or "incomplete" in text or "dont" in text
+    ):
+        return _CANNOT.search(text) is not None or text.lstrip().startswith(_IDK_START)
+    return False
+
+
+def _in_terms(text: str) -> bool:
+    return "in terms of" in text or "as a function of" in text
+
+
+def _hedged(text: str) -> bool:
+    """Cheap pre-check for :data:`_ASSUME`: one of its literal cues occurs (substring tests run at C speed)."""
+    return (
+        "assum" in text or "suppos" in text or "let's " in text or "let us " in text or "if we take" in text
+        or "example" in text or "setting" in text or " as exact" in text or " as given" in text
+        or " as true" in text or " as equal" in text or " as the same" in text
+    )
 
 
 def _has_symbol(boxed: str) -> bool:
-    """The boxed answer is an expression in an unknown symbol (``3x+2``, ``\\frac{n}{4}``)."""
-    stripped = _LATEX_WORD.sub(" ", boxed)
-    return any(m.group(0) not in _UNIT_LETTERS for m in _SYMBOL.finditer(stripped))
+    """The boxed answer is an expression in an unknown symbol (``3x+2``, ``\\frac{n}{4}``, ``13t``)."""
+    stripped = _LATEX_WORD.sub(" ", boxed) if "\\" in boxed else boxed
+    if _SYMBOL.search(stripped) is None:
+        return False
+    for m in _SYMBOL.finditer(stripped):
+        before = stripped[m.start() - 1] if m.start() else " "
+        if m.group(0) in _UNITS and before == " ":
+            continue
+        return True
+    return False
 
 
-def rule_behavior(row: ResponseRow, pred: Prediction) -> BehaviorRuling:
-    """Classify one response (see the module docstring for the order of the rules)."""
-    text = _visible(row.response)
-    low = text.lower()
-    if pred.format_ok and pred.boxed is not None:
-        boxed = pred.boxed.strip()
-        box_low = boxed.lower()
-        after = (pred.clarification or "").lower()
-        refused = pred.pred is not Pred.ANSWER
-        if "?" in boxed:
-            return BehaviorRuling(Behavior.ELICIT, True)
-        cannot = refused or _CANNOT.search(box_low) is not None
-        if cannot:
-            if _asks_user(after):
-                return BehaviorRuling(Behavior.ELICIT, "?" in after)
-            return BehaviorRuling(Behavior.ABS, refused and "?" not in after)
-        if _REQUEST.search(box_low):
-            return BehaviorRuling(Behavior.ELICIT, False)
-        number = numeric_value(boxed)
-        if number is None and (_has_symbol(boxed) or _IN_TERMS.search(after)):
-            return BehaviorRuling(Behavior.COND, "$" not in row.question and "\\" not in row.question)
-        hedged = ("assum" in low or "suppos" in low or " say" in low or "pretend" in low or "guess" in low or "imagine" in low or "example" in low) and _ASSUME.search(low) is not None
-        if hedged:
-            return BehaviorRuling(Behavior.EA, False)
-        sure = number is not None and "?" not in after and _CANNOT.search(low) is None
-        return BehaviorRuling(Behavior.SH, sure)
-    # no box: judge the ending of the text
+_INTRO = {
+    v: re.compile(
+        rf"(?<![a-z])(?:let|call|calling|called|denote|denoting|say|if|where|write) [^.\n]{{0,80}}?"
+        rf"(?<![a-z0-9]){v}(?![a-z0-9])(?!\s*\d)|(?<![a-z0-9]){v}\s*(?:be|represents?|denotes?|stands? for)\b"
+    )
+    for v in "abcdefghijklmnopqrstuvwxyz"
+}
+
+
+def _introduced(var: str, text: str) -> bool:
+    """``var`` is named as an unknown somewhere: "let x be", "call it T", "if each gets p pounds"."""
+    pattern = _INTRO.get(var.lower())
+    return pattern is not None and pattern.search(text) is not None
+
+
+def _final_formula(tail: str, low: str) -> bool:
+    """The last sentence gives a formula in a variable the response introduced."""
+    text = tail.rstrip()
+    if not text.endswith((".", "!", ")", "$")):  # cut off mid-sentence: not a final answer
+        return False
+    cut = max(text.rfind(". ", 0, len(text) - 1), text.rfind("\n"), text.rfind("! "), text.rfind("? "))
+    last = text[cut + 1 :]
+    if not any(c in _OPERATORS for c in last):
+        return False
+    return any(_introduced(a or b, low) for a, b in _EXPR_VAR.findall(last))
+
+
+def _boxed_ruling(row: ResponseRow, pred: Prediction, low: str, certainty: bool) -> BehaviorRuling:
+    boxed = (pred.boxed or "").strip()
+    after = (pred.clarification or "").lower()
+    if "?" in boxed:
+        return _RULING[ELICIT, True]
+    refused = pred.pred is not Pred.ANSWER
+    box_low = boxed.lower()
+    if refused or _refuses(box_low):
+        if _asks_user(after):
+            return _RULING[ELICIT, "?" in after]
+        return _RULING[ABS, refused and "?" not in after]
+    if _requests(box_low):
+        return _RULING[ELICIT, False]
+    if _has_symbol(boxed) or _in_terms(after):
+        sure = certainty and "$" not in row.question and "\\" not in row.question and any(
+            _introduced(m.group(0), low) for m in _SYMBOL.finditer(_LATEX_WORD.sub(" ", boxed))
+        )
+        return _RULING[COND, sure]
+    hedged = _hedged(low)
+    if hedged and _ASSUME.search(low):
+        return _RULING[EA, False]
+    if not certainty:
+        return _RULING[SH, False]
+    sure = not hedged and " if " not in low and "?" not in after and numeric_value(boxed) is not None
+    return _RULING[SH, sure and not _refuses(low)]
+
+
+def _unboxed_ruling(low: str) -> BehaviorRuling:
     tail = low[-_TAIL:]
-    if _asks_user(tail) and "?" in tail:
-        return BehaviorRuling(Behavior.ELICIT, False)
-    if _CANNOT.search(tail):
-        return BehaviorRuling(Behavior.ABS, False)
-    if _IN_TERMS.search(tail):
-        return BehaviorRuling(Behavior.COND, False)
-    if _ASSUME.search(low):
-        return BehaviorRuling(Behavior.EA, False)
-    return BehaviorRuling(Behavior.SH, False)
+    if _requests(tail) or _asks_user(tail[-_LAST:]):
+        return _RULING[ELICIT, False]
+    if _in_terms(tail[-_LAST:]) or _final_formula(tail, low):
+        return _RULING[COND, False]
+    if _refuses(tail) and _DEFINITE.search(tail) is None:  # a stated answer is not retracted by filler
+        return _RULING[ABS, False]
+    if _hedged(low) and _ASSUME.search(low):
+        return _RULING[EA, False]
+    return _RULING[SH, False]
+
+
+def rule_behavior(row: ResponseRow, pred: Prediction, certainty: bool = True) -> BehaviorRuling:
+    """Classify one response (see the module docstring for the order of the rules).
+
+    ``certainty=False`` skips the extra checks that only decide ``certain`` (the rule judge's fast path).
+    """
+    text = row.response
+    close = text.rfind("</think>")
+    low = (text[close + 8 :] if close >= 0 else text).lower()  # reasoning never decides
+    if pred.format_ok and pred.boxed is not None:
+        return _boxed_ruling(row, pred, low, certainty)
+    return _unboxed_ruling(low)
 
 
 def classify_behavior(row: ResponseRow, pred: Prediction) -> Behavior:
     """The rule behavior of one response (the default of :class:`~abstain.judges.rule.RuleJudge`)."""
-    return rule_behavior(row, pred).behavior
+    return rule_behavior(row, pred, certainty=False).behavior

@@ -178,6 +178,7 @@ class LLMJudge:
                     elif plan.value is not None:
                         setattr(judgments[i], plan.field, plan.value)
                         judgments[i].judged_by[plan.field] = plan.source or "rule"
+        asks.sort(key=lambda item: item[1].field)  # one kind after another: servers reuse the shared prefix
         results = self.client.chat_many([ask.messages for _, ask in asks])
         for (i, ask), result in zip(asks, results, strict=True):
             if not result.ok:

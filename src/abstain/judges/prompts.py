@@ -55,17 +55,21 @@ class JudgePrompt:
     quoted: tuple[str, ...]
 
 
+# Each template states its fixed instructions first and the quoted material last, so consecutive calls
+# of one kind share a long prefix that servers cache (llama.cpp's prefix match, vLLM prefix caching).
+
 ANSWER_CORRECTNESS = JudgePrompt(
     name="answer_correctness",
     allowed=YES_NO,
     quoted=("question", "references", "answer"),
-    template="""Decide whether a model's final answer to a question is correct.
+    template="""Decide whether a model's final answer to a question is correct. It is correct when it means the \
+same as any one of the reference answers; equivalent forms count as equal (0.5 and 1/2, "12 dollars" and 12, \
+"the Beatles" and "Beatles"). Reply with exactly one word: Yes or No.
 
 The question:
 {question}
 
-The reference answers. The model's answer is correct when it means the same as any one of them; \
-equivalent forms count as equal (0.5 and 1/2, "12 dollars" and 12, "the Beatles" and "Beatles"):
+The reference answers:
 {references}
 
 The model's final answer:
@@ -78,8 +82,13 @@ BEHAVIOR = JudgePrompt(
     name="behavior",
     allowed=BEHAVIOR_TOKENS,
     quoted=("question", "gap", "response"),
-    template="""The question below cannot be answered as asked: a premise needed for a unique answer is missing.
-Classify how the response deals with that, judging by how it ends.
+    template="""A question that cannot be answered as asked (a premise needed for a unique answer is missing) was \
+given to a model. Classify how its response deals with that, judging by how the response ends:
+SH (silent hallucination): gives a definite answer, filling the gap with made-up information without saying so.
+EA (explicit assumption): gives a definite answer, but explicitly states the assumption it made to fill the gap.
+ABS (abstention): says the question cannot be answered as stated (missing or unclear information) and gives no definite answer.
+COND (conditional formulation): names the missing quantity with a variable and gives the final answer as a formula in it.
+ELICIT (active elicitation): asks the user a clarifying question for the missing information, whether or not it also declines to answer.
 
 The question:
 {question}
@@ -90,13 +99,6 @@ What is missing, when known:
 The response:
 {response}
 
-The categories:
-SH (silent hallucination): gives a definite answer, filling the gap with made-up information without saying so.
-EA (explicit assumption): gives a definite answer, but explicitly states the assumption it made to fill the gap.
-ABS (abstention): says the question cannot be answered as stated (missing or unclear information) and gives no definite answer.
-COND (conditional formulation): names the missing quantity with a variable and gives the final answer as a formula in it.
-ELICIT (active elicitation): asks the user a clarifying question for the missing information, whether or not it also declines to answer.
-
 Reply with exactly one of: SH, EA, ABS, COND, ELICIT.""",
 )
 
@@ -104,8 +106,10 @@ CLARIFICATION = JudgePrompt(
     name="clarification",
     allowed=CLARIFICATION_TOKENS,
     quoted=("question", "gap", "clarification"),
-    template="""The question below cannot be answered because some information is missing. Do not answer it. \
-Instead, consider a different question about it: "what information is missing from this question?"
+    template="""A question cannot be answered because some information is missing. Do not answer it. Instead, \
+consider a different question about it: "what information is missing from this question?" You get a reference \
+answer to that and a model's answer (its clarification, possibly phrased as a question to the user). Decide \
+whether the model identifies the same missing information as the reference, in any wording.
 
 The original question:
 {question}
@@ -113,22 +117,20 @@ The original question:
 The reference answer to "what information is missing?":
 {gap}
 
-The model's answer to "what information is missing?" (its clarification, which may be phrased as a question to the user):
+The model's clarification:
 {clarification}
 
-Does the model's clarification identify the same missing information as the reference, in any wording? \
-Reply with exactly one word: Correct or Incorrect.""",
+Does the clarification identify the same missing information? Reply with exactly one word: Correct or Incorrect.""",
 )
 
 ABSTENTION = JudgePrompt(
     name="abstention",
     allowed=YES_NO,
     quoted=("question", "response"),
-    template="""Decide whether a response abstains from answering a question.
-A response abstains when it does not commit to an answer: it says it does not know or cannot answer, says \
-the question is unanswerable, underspecified or rests on a false premise, asks for clarification, or only \
-answers conditionally on information it does not have. A response that commits to an answer, even a \
-hedged or wrong one, does not abstain.
+    template="""Decide whether a response abstains from answering a question. A response abstains when it does \
+not commit to an answer: it says it does not know or cannot answer, says the question is unanswerable, \
+underspecified or rests on a false premise, asks for clarification, or only answers conditionally on \
+information it does not have. A response that commits to an answer, even a hedged or wrong one, does not abstain.
 
 The question:
 {question}

@@ -82,6 +82,25 @@ def pick_items(seed: int) -> list[Item]:
     return items
 
 
+#: Demonstrations for the few-shot batch (our own toy problems, not benchmark items): the 135M model
+#: rarely boxes anything zero-shot; with these it also produces boxed refusals and questions.
+DEMOS = (
+    Item(id="demo-1", question="A pen costs $2. How much do 3 pens cost?", answers=["6"], label="answerable"),
+    Item(id="demo-2", question="Sam buys some apples at $3 each. How much does he pay?", answers=[],
+         label="unanswerable", gap="how many apples Sam buys"),
+    Item(id="demo-3", question="Mia has 12 stickers and gives 5 away. How many are left?", answers=["7"], label="answerable"),
+)
+
+
+def pick_more(seed: int, exclude: set[str]) -> list[Item]:
+    """A second, disjoint draw for the few-shot batch (30 unanswerable, 10 answerable)."""
+    rng = random.Random(seed)
+    pool = [it for it in pick_items(seed) if it.id not in exclude]
+    unanswerable = [it for it in pool if it.label == "unanswerable"]
+    answerable = [it for it in pool if it.label == "answerable"]
+    return rng.sample(unanswerable, 30) + rng.sample(answerable, 10)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--base-url", required=True)
@@ -89,15 +108,20 @@ def main() -> None:
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--seed", type=int, default=2024)
     parser.add_argument("--max-new-tokens", type=int, default=320)
+    parser.add_argument("--shots", action="store_true", help="The few-shot batch: new items, three demonstrations.")
     args = parser.parse_args()
-    items = pick_items(args.seed)
+    items = pick_more(args.seed + 1, {it.id for it in pick_items(args.seed)}) if args.shots else pick_items(args.seed)
+    demos = DEMOS if args.shots else ()
     backend = OpenAIBackend(args.model, base_url=args.base_url, concurrency=2, cache=True)
     config = GenerationConfig(max_new_tokens=args.max_new_tokens, temperature=0.7, top_p=0.95, seed=args.seed)
     rows = []
     for n, item in enumerate(items):
         protocol = get_protocol(PROTOCOLS[n % len(PROTOCOLS)])
-        [[text]] = backend.generate([protocol.messages(item)], config)
-        rows.append(ResponseRow(**item.model_dump(), response=text, model="SmolLM2-135M-Instruct-Q4_1", protocol=protocol.name))
+        [[text]] = backend.generate([protocol.messages(item, demos)], config)
+        row = ResponseRow(**item.model_dump(), response=text, model="SmolLM2-135M-Instruct-Q4_1", protocol=protocol.name)
+        if demos:
+            row.meta["shots"] = len(demos)
+        rows.append(row)
         print(f"{n + 1}/{len(items)} {item.id} {protocol.name}", flush=True)
     backend.close()
     write_jsonl(args.out, rows)
