@@ -21,11 +21,12 @@ def _row(response: str, gap_variable: str | None = "price_of_pen", label: str = 
 @pytest.mark.parametrize(
     ("name", "terms"),
     [
-        ("price_of_pen", ["price", "pen"]),
-        ("numberOfRedApples", ["red", "apple"]),
+        ("price_of_pen", ["pric", "pen"]),
+        ("numberOfRedApples", ["red", "appl"]),
         ("Tom's age", ["tom", "age"]),
-        ("boxes_per_shelf", ["box", "shelf"]),
-        ("total_cost", ["cost"]),
+        ("boxes_per_shelf", ["shelf"]),  # a container word says how it is counted, not what
+        ("paint_brushes_boxes", ["paint", "brush"]),
+        ("metz_km", ["metz"]),
         ("x1", []),
     ],
 )
@@ -42,6 +43,7 @@ def test_gap_terms(name, terms):
         ("\\boxed{<DATA_UNCERTAIN>} How many notebooks did he buy?", False),  # asks for the wrong thing
         ("\\boxed{I don't know.}", False),  # refused and said nothing
         ("\\boxed{I don't know.} What is the pen's colour?", None),  # names the pen, not its price: unsure
+        ("\\boxed{I don't know.} How much does one pen cost?", True),  # price ~ cost / how much
         ("He spends \\boxed{20} dollars.", None),  # answered: no clarification to judge
         ("The price is missing. What is it?", None),  # no box: parsing found no refusal
     ],

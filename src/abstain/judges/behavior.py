@@ -208,7 +208,8 @@ def _boxed_ruling(row: ResponseRow, pred: Prediction, low: str, certainty: bool)
         return _RULING[EA, False]
     if not certainty:
         return _RULING[SH, False]
-    sure = not hedged and " if " not in low and "?" not in after and numeric_value(boxed) is not None
+    conditional = " if " in low or low.startswith("if ")
+    sure = not hedged and not conditional and "?" not in after and numeric_value(boxed) is not None
     return _RULING[SH, sure and not _refuses(low)]
 
 

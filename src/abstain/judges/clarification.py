@@ -4,10 +4,11 @@ A clarification is judged on unanswerable rows that refuse (``pred != ANSWER``) 
 text is the answer's words outside the box (plus the boxed question, when the box asks).
 
 * **Rules** (:func:`check_clarification`) apply when the item's gap is *structured*: synthesized
-  items carry ``gap_variable``, the name of the missing quantity (``price_of_pen``, ``tomAge``). The
-  name is split into words (generic words such as "number" or "amount" dropped); the clarification is
-  correct when it mentions all of them (plural or singular), incorrect when it mentions none or says
-  nothing, and undecided (None) when it mentions some.
+  items carry ``gap_variable``, the name of the missing quantity (``blanket_price``, ``tom_age``). The
+  name is split into words (generic words such as "number", units such as "km" or "boxes" dropped);
+  the clarification is correct when it mentions all of them (crudely stemmed, with a few synonyms:
+  age ~ old, price ~ cost / how much, km ~ far / long), incorrect when it mentions none of them or
+  says nothing, and undecided (None) when it mentions only some.
 * **LLM** (:func:`clarification_messages`): for items whose ``gap`` is free text, Abstain-R1's
   rewrite — "what information is missing?" — and the model's clarification is compared with the
   reference gap (Correct/Incorrect).
@@ -23,7 +24,7 @@ Example:
     >>> check_clarification(row, parse_response(row.response))
     True
     >>> gap_terms("numberOfRedApples")
-    ['red', 'apple']
+    ['red', 'appl']
 """
 
 from __future__ import annotations
@@ -47,25 +48,46 @@ _WORDS = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 _TEXT_WORDS = re.compile(r"[a-z]+")
 _GENERIC = frozenset(
     "a an the of per in on at for to and or by with from s is are each one number num amount count total "
-    "value quantity qty var variable x y z n".split()
+    "value quantity qty var variable x y z n "
+    # units and containers name how a quantity is counted, not which one is missing
+    "km m cm mm kg g mg l ml min h hr hours minutes sec usd dollars cents box boxes bag bags pack packs".split()
 )
+# a name's word -> other words a clarification may use for it
+_SYNONYMS = {
+    "age": ("old", "born"),
+    "price": ("cost", "much", "pay", "paid", "charge"),
+    "cost": ("price", "much", "pay", "paid"),
+    "km": ("far", "long", "distance"),
+    "saved": ("save", "saving"),
+    "earned": ("earn", "make", "made"),
+}
 
 
 def _stem(word: str) -> str:
-    """Crude singular: apples -> apple, boxes -> box, price -> price."""
+    """Crude stem, the same on both sides: apples -> appl, boxes -> box, saved/save -> sav."""
     if len(word) > 4 and word.endswith(("ches", "shes", "xes", "sses")):
         return word[:-2]
     if len(word) > 3 and word.endswith("ies"):
         return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
-    return word
+    if len(word) > 4 and word.endswith("ing"):
+        word = word[:-3]
+    elif len(word) > 4 and word.endswith("ed"):
+        word = word[:-2]
+    elif len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        word = word[:-1]
+    return word[:-1] if len(word) > 3 and word.endswith("e") else word
 
 
 def gap_terms(gap_variable: str) -> list[str]:
-    """The content words of a missing quantity's name, singular and lower case."""
+    """The content words of a missing quantity's name, stemmed and lower case."""
     words = [w.lower() for w in _WORDS.findall(gap_variable.replace("'s", " "))]
     return [_stem(w) for w in words if w not in _GENERIC and len(w) > 1]
+
+
+def _mentioned(term: str, said: set[str]) -> bool:
+    if term in said:
+        return True
+    return any(_stem(alt) in said for word, alts in _SYNONYMS.items() if _stem(word) == term for alt in alts)
 
 
 def structured_gap(row: ResponseRow) -> str | None:
@@ -103,7 +125,7 @@ def check_clarification(row: ResponseRow, pred: Prediction) -> bool | None:
     if not text:
         return False
     said = {_stem(w) for w in _TEXT_WORDS.findall(text.lower())}
-    found = sum(t in said for t in terms)
+    found = sum(_mentioned(t, said) for t in terms)
     if found == len(terms):
         return True
     return False if found == 0 else None

@@ -101,6 +101,13 @@ def pick_more(seed: int, exclude: set[str]) -> list[Item]:
     return rng.sample(unanswerable, 30) + rng.sample(answerable, 10)
 
 
+def pick_synth(seed: int, n: int) -> list[Item]:
+    """Unanswerable synthesized items (structured gaps: ``gap_variable``) from the held-out synthesis set."""
+    rows = [json.loads(line) for line in (BENCH.parent / "synth" / "heldout.jsonl").open()]
+    pool = [r for r in rows if r["label"] == "unanswerable" and r.get("gap_variable")]
+    return [Item(**r) for r in random.Random(seed).sample(pool, n)]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--base-url", required=True)
@@ -109,14 +116,19 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=2024)
     parser.add_argument("--max-new-tokens", type=int, default=320)
     parser.add_argument("--shots", action="store_true", help="The few-shot batch: new items, three demonstrations.")
+    parser.add_argument("--synth", type=int, default=0, help="Few-shot clarify-protocol responses on N synthesized items.")
     args = parser.parse_args()
-    items = pick_more(args.seed + 1, {it.id for it in pick_items(args.seed)}) if args.shots else pick_items(args.seed)
-    demos = DEMOS if args.shots else ()
+    if args.synth:
+        items, demos = pick_synth(args.seed + 2, args.synth), DEMOS
+    elif args.shots:
+        items, demos = pick_more(args.seed + 1, {it.id for it in pick_items(args.seed)}), DEMOS
+    else:
+        items, demos = pick_items(args.seed), ()
     backend = OpenAIBackend(args.model, base_url=args.base_url, concurrency=2, cache=True)
     config = GenerationConfig(max_new_tokens=args.max_new_tokens, temperature=0.7, top_p=0.95, seed=args.seed)
     rows = []
     for n, item in enumerate(items):
-        protocol = get_protocol(PROTOCOLS[n % len(PROTOCOLS)])
+        protocol = get_protocol("clarify" if args.synth else PROTOCOLS[n % len(PROTOCOLS)])
         [[text]] = backend.generate([protocol.messages(item, demos)], config)
         row = ResponseRow(**item.model_dump(), response=text, model="SmolLM2-135M-Instruct-Q4_1", protocol=protocol.name)
         if demos:
