@@ -85,9 +85,10 @@ def test_audit_cli_rejects_unlabelled_input(tmp_path, fixtures_dir):
 @pytest.mark.slow
 def test_audit_cli_with_the_llm_judge_on_a_real_server(llama_server, tmp_path, monkeypatch, dev_rows):
     monkeypatch.setenv("ABSTAIN_CACHE", str(tmp_path / "cache"))
-    # four labelled rows: two behaviors, one correctness, one hybrid-certain refusal
-    pick = [r for r in dev_rows if (r.model_extra or {}).get("human_behavior")][:3]
-    pick += [r for r in dev_rows if (r.model_extra or {}).get("human_correct") is not None][:1]
+    # four labelled rows: three behaviors and one correctness
+    by_length = sorted(dev_rows, key=lambda r: len(r.response) + len(r.question))  # short prompts: fast
+    pick = [r for r in by_length if (r.model_extra or {}).get("human_behavior")][:3]
+    pick += [r for r in by_length if (r.model_extra or {}).get("human_correct") is not None][:1]
     small = tmp_path / "small.jsonl"
     small.write_text("".join(r.model_dump_json() + "\n" for r in pick))
     out = tmp_path / "audit.json"
