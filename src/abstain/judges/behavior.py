@@ -4,17 +4,22 @@ Decided in this order (the first that applies wins), on the visible text (``<thi
 
 1. **ELICIT** — the response asks the user for something and does not commit to a definite answer: a
    boxed question (``\\boxed{What is the price of a pen?}``), or a refusal/uncertainty box or no box
-   followed by a question to the user ("Could you tell me …?", "What is …?"). ELICIT wins over ABS.
+   followed by a question or request to the user ("Could you tell me …?", "Please provide …").
+   ELICIT wins over ABS.
 2. **ABS** — a boxed refusal or uncertainty token (``I don't know``, ``<DATA_UNCERTAIN>``, …), a box
-   that says the answer cannot be determined, or, without a box, a closing statement to that effect.
-3. **COND** — the final answer is an expression in unknown symbols (``\\boxed{5x + 3}``) or is phrased
-   "in terms of" the missing quantity.
-4. **EA** — a definite answer with a stated assumption ("assuming", "let's say", "suppose", "if we assume").
+   that says the answer cannot be determined, or, without a box, an ending that says so ("not enough
+   information", "the question is unclear") with no definite answer stated in it.
+3. **COND** — the final answer is an expression in an unknown symbol (``\\boxed{5x + 3}``, ``13t``) or is
+   phrased "in terms of"; without a box, the last sentence must give a formula in a variable that the
+   response introduced ("let x be", "if each gets p pounds").
+4. **EA** — a definite answer with a stated assumption ("assuming", "let's say", "suppose", "taking …
+   as exact", "setting … to 5").
 5. **SH** — a bare definite answer, or anything else that does not acknowledge the gap.
 
-:func:`rule_behavior` also says whether the rules are *certain* (a boxed refusal, a boxed question, a
-bare boxed number with no hedging): the hybrid judge asks an LLM about the rest. The checks are
-substring tests and precompiled regexes over short spans (a few microseconds per row).
+:func:`rule_behavior` also says whether the rules are *certain* (a boxed refusal, a boxed question, an
+introduced formula, a bare boxed number with no hedging or "if"): the hybrid judge asks an LLM about the
+rest. Patterns start with literal text and sit behind substring pre-checks, so a boxed response costs a
+few microseconds (``bench/bench_score.py``). Agreement with hand labels: ``abstain audit``.
 
 Example:
     >>> from abstain.parsing import parse_response

@@ -40,7 +40,6 @@ def pick_items(seed: int) -> list[Item]:
     rng = random.Random(seed)
     items: list[Item] = []
     umwp = [json.loads(line) for line in (BENCH / "umwp" / "StandardDataset.jsonl").open()]
-    by_id = {r["id"]: r for r in umwp}
     for kind, name in UMWP_KINDS.items():
         pool = [r for r in umwp if not r["answerable"] and r["category"] == kind]
         for r in rng.sample(pool, 10):
@@ -78,7 +77,6 @@ def pick_items(seed: int) -> list[Item]:
         items.append(Item(id=f"gsm8k-{i}", question=gsm[i]["question"], answers=[answer], label="answerable",
                           source="gsm8k", category="reasoning"))
     assert len({it.id for it in items}) == len(items), "duplicate item ids"
-    del by_id
     return items
 
 
