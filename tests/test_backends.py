@@ -39,6 +39,8 @@ def test_greedy_batched_equals_one_by_one_and_keeps_order(bundled_backend):
     assert [len(t) for t in batched] == [1] * len(PROMPTS)
     assert all(t[0].strip() for t in batched)
     assert len(set(t[0] for t in batched)) == len(PROMPTS)  # each prompt got its own answer back
+    ids = [bundled_backend.tokenizer(bundled_backend.render(p))["input_ids"] for p in PROMPTS]
+    assert bundled_backend._shared_prefix(ids) >= 16  # the batch went through the shared-prefix path
     one_by_one = [bundled_backend.generate([p], GREEDY)[0] for p in PROMPTS]
     assert batched == one_by_one
     assert bundled_backend.generate(PROMPTS[::-1], GREEDY) == batched[::-1]
