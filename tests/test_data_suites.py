@@ -15,18 +15,23 @@ from abstain.schema import DataError
 
 def test_quick_is_balanced_fixed_and_covers_every_benchmark():
     quick = load_suite("quick")
-    assert len(quick.items) == 120
-    assert Counter(i.label for i in quick.items) == {"answerable": 60, "unanswerable": 60}
+    assert HELDOUT_PATH.exists(), "the synthesis held-out file is part of quick"
+    assert len(quick.items) == 96
+    assert Counter(i.label for i in quick.items) == {"answerable": 48, "unanswerable": 48}
     assert {benchmark_of(i) for i in quick.items} == {
-        "gsm8k", "math500", "umwp", "mip_gsm8k", "mip_svamp", "mip_formula", "treecut", "selfaware"
+        "gsm8k", "math500", "umwp", "mip_gsm8k", "mip_svamp", "mip_formula", "treecut", "selfaware", "heldout"
     }
+    held = {i.perturbation for i in quick.items if benchmark_of(i) == "heldout" and i.perturbation}
+    assert held == {"numerical_value_removal", "relationship_removal", "relationship_unquantifiable_replacement",
+                    "entity_disruption", "qualifier_disruption", "condition_contraction"}
     assert {i.category for i in quick.items} == {"knowledge", "reasoning"}
     umwp_perturbations = {i.perturbation for i in quick.items if benchmark_of(i) == "umwp" and i.perturbation}
     assert len(umwp_perturbations) == 5  # spread over all five UMWP categories
     ids = {i.id for i in quick.items}
     for item in quick.items:  # paired benchmarks bring both twins
-        if benchmark_of(item) in ("umwp", "mip_gsm8k") and item.label == "unanswerable":
-            assert item.meta["pair_id"] in ids
+        if benchmark_of(item) in ("umwp", "mip_gsm8k", "heldout") and item.label == "unanswerable":
+            twins = [i for i in quick.items if i.meta.get("pair_id") == item.meta["pair_id"] and i is not item]
+            assert len(twins) == 1 and twins[0].label == "answerable" and twins[0].id in ids
     assert [i.id for i in load_suite("quick").items] == [i.id for i in quick.items]
 
 
@@ -68,14 +73,20 @@ def test_full_and_math_suites():
     assert sum(len(load_benchmark(b)) for b in ("selfaware",)) + len(math.items) <= len(full.items)
 
 
-def test_heldout_suite_file_or_a_clear_message():
-    if HELDOUT_PATH.exists():
-        held = load_suite("heldout")
-        assert held.items and all(i.perturbation for i in held.items if i.label == "unanswerable")
-        assert {i.id for i in held.items} <= {i.id for i in load_suite("full").items}
-    else:
-        with pytest.raises(DataError, match="heldout.jsonl"):
-            load_suite("heldout")
+def test_heldout_suite_is_the_synthesis_file_and_part_of_full():
+    held = load_suite("heldout")
+    assert len(held.items) == sum(1 for line in HELDOUT_PATH.read_text().splitlines() if line.strip())
+    assert all(i.perturbation for i in held.items if i.label == "unanswerable")
+    assert {benchmark_of(i) for i in held.items} == {"heldout"}
+    assert {i.id for i in held.items} <= {i.id for i in load_suite("full").items}
+
+
+def test_a_missing_heldout_file_is_named(monkeypatch, tmp_path):
+    from abstain.data import suites
+
+    monkeypatch.setattr(suites, "heldout_path", lambda: tmp_path / "heldout.jsonl")
+    with pytest.raises(DataError, match="heldout.jsonl: the heldout suite's file is missing"):
+        load_suite("heldout")
 
 
 def test_unknown_suite():

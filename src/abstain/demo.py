@@ -1,8 +1,8 @@
 """``make demo``: the main job on the bundled model, offline on 2 CPU cores in a few minutes.
 
 Runs exactly ``abstain eval --model bundled --suite quick --protocol all --out runs/demo`` with a
-token budget and batch size chosen so that the 120 quick items under the four protocols finish well
-inside 10 minutes on 2 cores; prints the headline table and the report's path. Rerunning it resumes
+token budget and batch size chosen so that the 96 quick items under the four protocols (384 prompts)
+finish well inside 10 minutes on 2 cores; prints the headline table and the report's path. Rerunning it resumes
 (or, when finished, just re-renders the report).
 
 Example::
@@ -20,7 +20,7 @@ __all__ = ["DEMO_ARGS", "main"]
 #: the demo's `abstain eval` arguments (``--out`` is added by :func:`main`)
 DEMO_ARGS = (
     "eval", "--model", "bundled", "--suite", "quick", "--protocol", "all",
-    "--max-tokens", "48", "--batch-size", "24",
+    "--max-tokens", "32", "--batch-size", "32",
 )
 
 

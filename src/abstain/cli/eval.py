@@ -70,7 +70,7 @@ class RichProgress(EvalProgress):
 
 
 def protocols_table(metrics: dict[str, Any], title: str) -> Table:
-    """The headline metrics (rows) of every protocol (columns), value and 95% CI."""
+    """The headline metrics (rows) of every protocol (columns); the CIs are in the report."""
     table = Table(title=title)
     table.add_column("metric")
     protocols = list(metrics["protocols"])
@@ -80,13 +80,15 @@ def protocols_table(metrics: dict[str, Any], title: str) -> Table:
         cells = []
         for name in protocols:
             m = metrics["protocols"][name]
-            value, ci = m.get(key), m.get(f"{key}_ci")
-            cells.append("—" if value is None else f"{value:.3f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else ""))
+            value = m.get(key)
+            cells.append("—" if value is None else f"{value:.3f}")
         table.add_row(key, *cells)
     first = metrics["protocols"][protocols[0]] if protocols else {}
+    table.add_row("responses without a box", *(str(metrics["protocols"][p].get("n.format_errors", 0))
+                                                for p in protocols))
     table.caption = (
         f"{first.get('n.answerable', 0)} answerable, {first.get('n.unanswerable', 0)} unanswerable items; "
-        + ", ".join(f"{p}: {metrics['protocols'][p].get('n.format_errors', 0)} without a box" for p in protocols)
+        "95% CIs, plots and breakdowns in the report"
     )
     return table
 

@@ -38,6 +38,7 @@ FAMILIES: dict[str, str] = {
     "umwp": "word_problems",
     "mip_svamp": "word_problems",
     "treecut": "word_problems",
+    "heldout": "word_problems",
     "math500": "competition_math",
     "mip_formula": "competition_math",
     "selfaware": "knowledge",

@@ -3,9 +3,10 @@
 =========  ================================================================================================
 suite      items
 =========  ================================================================================================
-quick      120 items, 60 answerable / 60 unanswerable, drawn once with a fixed seed: GSM8K + its MiP twins
-           (10 pairs), UMWP twins (10 pairs, spread over its five perturbations), MATH-500 10, MiP SVAMP 5,
-           MiP formula 5, TreeCut 10 + 10, SelfAware 20 + 20 (knowledge). The demo on 2 cores.
+quick      96 items, 48 answerable / 48 unanswerable, drawn once with a fixed seed: GSM8K + its MiP twins
+           (6 pairs), UMWP twins (10 pairs, two per UMWP perturbation), held-out synthesis twins (6 pairs, one
+           per ACA-RL perturbation), MATH-500 6, MiP SVAMP 3, MiP formula 3, TreeCut 6 + 6, SelfAware 14 + 14
+           (knowledge). Sized for the demo: four protocols in a few minutes on 2 cores.
 math       every reasoning benchmark in full (GSM8K, MATH-500, UMWP, MiP x3, TreeCut)
 full       every shipped benchmark, plus ``heldout`` when its file is there
 heldout    the synthesis held-out set, ``src/abstain/data/synth/heldout.jsonl``
@@ -20,7 +21,7 @@ Example:
     >>> sorted(i.label for i in picked).count("answerable")
     3
     >>> len(load_suite("quick").items)
-    120
+    96
 """
 
 from __future__ import annotations
@@ -76,17 +77,18 @@ class Quota:
 
 
 QUICK: dict[str, Quota] = {
-    "mip_gsm8k": Quota(10, 10, paired=True),
+    "mip_gsm8k": Quota(6, 6, paired=True),
     "umwp": Quota(10, 10, paired=True),
-    "math500": Quota(10, 0),
-    "mip_svamp": Quota(0, 5),
-    "mip_formula": Quota(0, 5),
-    "treecut": Quota(10, 10),
-    "selfaware": Quota(20, 20),
+    "heldout": Quota(6, 6, paired=True),
+    "math500": Quota(6, 0),
+    "mip_svamp": Quota(0, 3),
+    "mip_formula": Quota(0, 3),
+    "treecut": Quota(6, 6),
+    "selfaware": Quota(14, 14),
 }
 
 SUITES: dict[str, str] = {
-    "quick": "120 balanced items across all benchmarks (fixed seed): the demo",
+    "quick": "96 balanced items across all benchmarks and the held-out set (fixed seed): the demo",
     "math": "every reasoning benchmark in full",
     "full": "every shipped benchmark (+ heldout when present)",
     "heldout": "the synthesis held-out set (src/abstain/data/synth/heldout.jsonl)",
@@ -162,18 +164,22 @@ def select_items(items: Sequence[Item], limit: int | None, seed: int = 0) -> lis
     return [i for i in items if i.id in chosen]
 
 
+def _benchmark(name: str) -> list[Item]:
+    return _heldout(required=False) if name == "heldout" else load_benchmark(name)
+
+
 def _quick() -> list[Item]:
     rng = random.Random(QUICK_SEED)
     by_pert = (lambda i: i.perturbation or "", lambda i: i.source or "")
     out: list[Item] = []
     for name, quota in QUICK.items():
-        items = load_benchmark(name)
-        ids = {i.id: i for i in items}
+        items = _benchmark(name)
         unans = [i for i in items if i.label == "unanswerable"]
-        if quota.paired:
-            unans = [i for i in unans if i.meta.get("pair_id") in ids]
+        if quota.paired:  # the answerable twin shares the unanswerable item's meta.pair_id
+            twins = {i.meta["pair_id"]: i for i in items if i.label == "answerable" and i.meta.get("pair_id")}
+            unans = [i for i in unans if i.meta.get("pair_id") in twins]
             for u in _spread(unans, quota.unanswerable, rng, by_pert):
-                out += [ids[u.meta["pair_id"]], u]
+                out += [twins[u.meta["pair_id"]], u]
             continue
         answerable = [i for i in items if i.label == "answerable"]
         out += _spread(answerable, quota.answerable, rng, (lambda i: str(i.meta.get("numVars") or i.meta.get("subject") or i.source),))
@@ -189,14 +195,17 @@ def _heldout(required: bool) -> list[Item]:
                 f"{path}: the heldout suite's file is missing (the synthesis issue ships it); "
                 "use --data FILE for your own items"
             )
-        log.warning("suite full: %s is missing, so the heldout set is left out", path)
+        log.warning("%s is missing, so the heldout set is left out", path)
         return []
-    return read_jsonl(path, Item)
+    items = read_jsonl(path, Item)
+    for item in items:  # its source is "synth/..."; group it as the held-out benchmark
+        item.meta.setdefault("benchmark", "heldout")
+    return items
 
 
 def _suite_candidates(name: str) -> list[Item]:
     if name == "quick":
-        return _dedupe([i for b in QUICK for i in load_benchmark(b)])
+        return _dedupe([i for b in QUICK for i in _benchmark(b)])
     if name == "math":
         return _dedupe([i for b in REASONING for i in load_benchmark(b)])
     if name == "full":
