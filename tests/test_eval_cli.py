@@ -15,7 +15,7 @@ from abstain.runs import RunDir
 
 def _invoke(*args: str):
     result = CliRunner().invoke(app, ["eval", *args])
-    result.text = " ".join(result.output.split())  # rich wraps long error lines
+    result.text = result.output.replace("\n", "")  # rich wraps long error lines (keeping the spaces)
     return result
 
 
