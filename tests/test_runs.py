@@ -62,7 +62,7 @@ def test_a_last_line_of_garbage_is_dropped_but_a_bad_middle_line_is_an_error(tmp
         run.read_rows(RESPONSES, ResponseRow)
 
 
-def test_duplicates_keep_the_first_row(tmp_path, rows):
+def test_duplicates_keep_the_first_or_the_last_row(tmp_path, rows):
     run = RunDir(tmp_path)
     twin = rows[0].model_copy(update={"response": "later"})
     with run.appender(RESPONSES) as out:
@@ -70,6 +70,8 @@ def test_duplicates_keep_the_first_row(tmp_path, rows):
         out.append(twin)
     (back,) = run.read_rows(RESPONSES, ResponseRow)
     assert back.response == rows[0].response
+    (last,) = run.read_rows(RESPONSES, ResponseRow, keep="last")  # e.g. a judgment retried later
+    assert last.response == "later"
 
 
 def test_config_must_match_to_resume(tmp_path):

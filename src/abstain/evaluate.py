@@ -228,7 +228,8 @@ def _score(
     run: RunDir, responses: list[ResponseRow], make: Callable[[], Judge], progress: EvalProgress
 ) -> list[ScoredRow]:
     """Score the responses not scored yet (and retry rows a judge could not decide)."""
-    scored = {row_key(r): r for r in run.read_rows(SCORED, ScoredRow) if r.judge_error is None}
+    # the latest judgment of a row wins (a retried judge error is appended after the failed one)
+    scored = {row_key(r): r for r in run.read_rows(SCORED, ScoredRow, keep="last") if r.judge_error is None}
     missing = [r for r in responses if row_key(r) not in scored]
     progress.phase("scoring", len(responses), len(responses) - len(missing))
     if missing:

@@ -34,7 +34,7 @@ import os
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import IO, Any, TypeVar
+from typing import IO, Any, Literal, TypeVar
 
 from pydantic import ValidationError
 
@@ -140,8 +140,8 @@ class RunDir:
             return
         write_json(existing, config)
 
-    def read_rows(self, name: str, model: type[RowT]) -> list[RowT]:
-        """Rows already in ``name``, after cutting a half-written tail; duplicates keep the first row."""
+    def read_rows(self, name: str, model: type[RowT], keep: Literal["first", "last"] = "first") -> list[RowT]:
+        """Rows already in ``name``, after cutting a half-written tail; of duplicate keys ``keep`` one."""
         path = self.path / name
         if not path.exists():
             return []
@@ -170,6 +170,8 @@ class RunDir:
                 handle.truncate(good_end)
         unique: dict[Key, RowT] = {}
         for row in rows:
+            if keep == "last":
+                unique.pop(row_key(row), None)
             unique.setdefault(row_key(row), row)
         return list(unique.values())
 
