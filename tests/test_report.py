@@ -148,3 +148,16 @@ def test_tables_of_one_run_have_one_column_per_protocol(tmp_path, scored):
 @pytest.mark.parametrize("module", [abstain.report.summary, abstain.report.tables, abstain.report.plots])
 def test_docstring_examples(module):
     assert doctest.testmod(module, optionflags=doctest.ELLIPSIS).failed == 0
+
+
+def test_a_run_without_unanswerable_items_still_renders(tmp_path, scored):
+    import warnings
+
+    answerable = [r for r in scored if r.label == "answerable" and r.protocol == "idk"]
+    run = _run_dir(tmp_path / "ans", answerable, ["idk"])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no empty legends, no divisions by zero
+        page = write_report(run).read_text()
+    assert page.count("data:image/png;base64,") == 3
+    m = json.loads((run / "metrics.json").read_text())["protocols"]["idk"]
+    assert m["ua.du_f1"] is None and m["n.unanswerable"] == 0

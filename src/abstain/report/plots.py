@@ -54,11 +54,14 @@ def _stacked(ax: Any, cols: Sequence[Column], group: str, outcomes: Sequence[str
         if any(values):
             ax.bar(x, values, bottom=bottoms, color=COLORS[name], label=name, width=0.7)
             bottoms = [b + v for b, v in zip(bottoms, values, strict=True)]
+    if not any(bottoms):
+        ax.text(0.5, 0.5, "no rows", ha="center", va="center", transform=ax.transAxes)
     ax.set_title(title, fontsize=10)
     ax.set_xticks(list(x), [c.header for c in cols], rotation=35, ha="right", fontsize=8)
     ax.set_ylim(0, 1)
     ax.set_ylabel("share of rows")
-    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
+    if any(bottoms):
+        ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
 
 
 def behavior_plot(cols: Sequence[Column]) -> bytes:
