@@ -94,3 +94,12 @@ def test_missing_files_read_as_empty(tmp_path):
 
 def test_docstring_examples():
     assert doctest.testmod(abstain.runs, optionflags=doctest.ELLIPSIS).failed == 0
+
+
+def test_rows_without_a_config_are_not_adopted(tmp_path, rows):
+    run = RunDir(tmp_path)
+    with run.appender(RESPONSES) as out:
+        out.append(rows[0])
+    with pytest.raises(ConfigMismatch, match="no config.json"):
+        run.prepare({"model": "m"})
+    assert not (tmp_path / "config.json").exists()

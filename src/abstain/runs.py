@@ -138,6 +138,12 @@ class RunDir:
                     + "); rerun with the same options to resume it, or choose another --out"
                 )
             return
+        leftovers = [name for name in (RESPONSES, SCORED) if (self.path / name).exists()]
+        if leftovers:
+            raise ConfigMismatch(
+                f"{self.path} holds {', '.join(leftovers)} but no {CONFIG}: cannot tell which run they belong "
+                "to; choose another --out"
+            )
         write_json(existing, config)
 
     def read_rows(self, name: str, model: type[RowT], keep: Literal["first", "last"] = "first") -> list[RowT]:
