@@ -12,9 +12,9 @@ from abstain.cli.metrics import HEADLINE
 from abstain.report import columns, load_run, write_compare
 
 
-def compare_tables(run_dirs: list[Path]) -> list[Table]:
+def compare_tables(run_dirs: list[Path], labels: list[str] | None = None) -> list[Table]:
     """Headline metrics per protocol: one column per run, deltas against the first run."""
-    runs = [load_run(d) for d in run_dirs]
+    runs = [load_run(d, labels[i] if labels else None) for i, d in enumerate(run_dirs)]
     cols = columns(runs)
     tables = []
     for protocol in dict.fromkeys(c.protocol for c in cols):
@@ -47,7 +47,7 @@ def register(app: typer.Typer) -> None:
         """Render runs side by side (tables with CIs and deltas, the three plots) as Markdown and HTML."""
         with friendly_errors():
             html_path = write_compare(runs, out, labels=label or None)
-            tables = compare_tables(runs)
+            tables = compare_tables(runs, label or None)
         for table in tables:
             out_console.print(table)
         out_console.print(f"comparison: {html_path}")
