@@ -61,7 +61,7 @@ def bundled_model_dir() -> Path:
 
 @pytest.fixture(scope="session")
 def bundled_backend(bundled_model_dir):
-    """One ``make_backend("bundled")`` (HFBackend, batch_size 8, 2 threads) shared by the whole session.
+    """One ``make_backend("bundled")`` (HFBackend, batch_size 32, 2 threads) shared by the whole session.
 
     Its ``stats`` accumulate across tests: compare before/after, not absolute values.
     """
