@@ -16,8 +16,8 @@ from abstain.schema import DataError
 def test_quick_is_balanced_fixed_and_covers_every_benchmark():
     quick = load_suite("quick")
     assert HELDOUT_PATH.exists(), "the synthesis held-out file is part of quick"
-    assert len(quick.items) == 96
-    assert Counter(i.label for i in quick.items) == {"answerable": 48, "unanswerable": 48}
+    assert len(quick.items) == 120
+    assert Counter(i.label for i in quick.items) == {"answerable": 60, "unanswerable": 60}
     assert {benchmark_of(i) for i in quick.items} == {
         "gsm8k", "math500", "umwp", "mip_gsm8k", "mip_svamp", "mip_formula", "treecut", "selfaware", "heldout"
     }

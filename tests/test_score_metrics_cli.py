@@ -68,3 +68,19 @@ def test_fast_scored_rows_equal_validated_rows(fixtures_dir):
         dumped = scored.model_dump(mode="json")
         assert ScoredRow.model_validate(dumped) == scored
         assert dumped["human_behavior"] == scored.model_extra["human_behavior"]  # extras survive
+
+
+def test_behaviors_all_makes_abstention_symmetric(tmp_path, fixtures_dir):
+    """With --behaviors all, an answerable row that asks or abstains in words counts as an abstention."""
+    runner = CliRunner()
+    src = fixtures_dir / "real_responses.jsonl"
+    default, both = tmp_path / "default.jsonl", tmp_path / "all.jsonl"
+    assert runner.invoke(app, ["score", "-i", str(src), "-o", str(default)]).exit_code == 0
+    assert runner.invoke(app, ["score", "-i", str(src), "-o", str(both), "--behaviors", "all"]).exit_code == 0
+    rows = lambda p: {json.loads(line)["id"]: json.loads(line) for line in p.read_text().splitlines()}  # noqa: E731
+    d, a = rows(default), rows(both)
+    assert all(r["behavior"] is None for r in d.values() if r["label"] == "answerable")
+    assert all(r["behavior"] is not None for r in a.values())
+    assert a["umwp-4"]["behavior"] == "ABS"  # an answerable item refused with "I don't know"
+    r = runner.invoke(app, ["score", "-i", str(src), "-o", str(tmp_path / "x.jsonl"), "--behaviors", "some"])
+    assert r.exit_code == 2 and "--behaviors" in r.output

@@ -1,7 +1,7 @@
 """``make demo``: the main job on the bundled model, offline on 2 CPU cores in a few minutes.
 
 Runs exactly ``abstain eval --model bundled --suite quick --protocol all --out runs/demo`` with a
-token budget and batch size chosen so that the 96 quick items under the four protocols (384 prompts)
+token budget and batch size chosen so that the 120 quick items under the four protocols (480 prompts)
 finish well inside 10 minutes on 2 cores; prints the headline table and the report's path. Rerunning it resumes
 (or, when finished, just re-renders the report).
 

@@ -69,6 +69,7 @@ class EvalConfig:
     judge: str = field(default="rule", metadata={"help": "rule | llm | hybrid"})
     judge_model: str | None = field(default=None, metadata={"help": "model the LLM judge's server serves"})
     judge_base_url: str | None = field(default=None, metadata={"help": "OpenAI-compatible server of the LLM judge"})
+    behaviors: str = field(default="unanswerable", metadata={"help": "rows with a behavior: unanswerable | all | none"})
     limit: int | None = field(default=None, metadata={"help": "balanced subset of this many items"})
     batch_size: int = field(default=8, metadata={"help": "prompts per generate call (fixes the chunks)"})
     shots: int = field(default=0, metadata={"help": "in-context demonstrations per prompt"})
@@ -82,6 +83,8 @@ class EvalConfig:
         object.__setattr__(self, "protocols", parse_protocols(",".join(self.protocols)))
         if self.samples < 1:
             raise ValueError("--samples must be >= 1")
+        if self.behaviors not in ("unanswerable", "all", "none"):
+            raise ValueError("--behaviors must be unanswerable, all or none")
         if self.batch_size < 1:
             raise ValueError("--batch-size must be >= 1")
         if self.limit is not None and self.limit < 1:
@@ -105,7 +108,8 @@ class EvalConfig:
         parts.append(f"--protocol {','.join(self.protocols)}")
         defaults = EvalConfig(model="x", suite="quick")
         for name in ("samples", "temperature", "top_p", "max_tokens", "seed", "judge", "judge_model",
-                     "judge_base_url", "limit", "batch_size", "shots", "shots_unanswerable", "base_url", "resamples"):
+                     "judge_base_url", "behaviors", "limit", "batch_size", "shots", "shots_unanswerable", "base_url",
+                     "resamples"):
             value = getattr(self, name)
             if value != getattr(defaults, name):  # server URLs are not recorded: a placeholder
                 parts.append(f"--{name.replace('_', '-')} {'URL' if name.endswith('url') else value}")
@@ -303,7 +307,7 @@ def run_eval(
     def make_judge_() -> Judge:
         if judge is not None:
             return judge
-        options: dict[str, Any] = {}
+        options: dict[str, Any] = {"behaviors": config.behaviors}
         if config.judge in ("llm", "hybrid"):
             options.update(base_url=config.judge_base_url, model=config.judge_model)
         built.append(make_judge(config.judge, **options))

@@ -141,6 +141,10 @@ def load_model(model: str | Path, options: HFOptions = HFOptions()) -> tuple[Any
         kwargs["local_files_only"] = _offline()
     device = _resolve_device(options.device)
     dtype = _DTYPES[options.dtype or ("float32" if device.type == "cpu" else "auto")]
+    from transformers.utils import logging as hf_logging
+
+    bars = hf_logging.is_progress_bar_enabled()
+    hf_logging.disable_progress_bar()  # a one-second "Loading weights" bar would only clutter our own
     try:
         tokenizer = AutoTokenizer.from_pretrained(source, **kwargs)
         if "gguf_file" in kwargs:  # dequantize: a plain dense model, no quantizer attached
@@ -153,6 +157,9 @@ def load_model(model: str | Path, options: HFOptions = HFOptions()) -> tuple[Any
                 f"forbids downloading it: run `hf download {text}` where the network is allowed, or pass hf:<local dir>"
             ) from exc
         raise
+    finally:
+        if bars:
+            hf_logging.enable_progress_bar()
     return net.to(device).eval(), tokenizer
 
 

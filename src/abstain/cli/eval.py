@@ -21,7 +21,15 @@ from rich.table import Table
 
 from abstain.cli.common import console, fail, friendly_errors, out_console
 from abstain.cli.metrics import HEADLINE
-from abstain.cli.score import BASE_URL_HELP, JUDGE_HELP, KEY_HELP, MODEL_HELP, build_judge, close_judge
+from abstain.cli.score import (
+    BASE_URL_HELP,
+    BEHAVIORS_HELP,
+    JUDGE_HELP,
+    KEY_HELP,
+    MODEL_HELP,
+    build_judge,
+    close_judge,
+)
 from abstain.evaluate import EvalConfig, EvalProgress, run_eval
 from abstain.runs import REPORT_HTML
 
@@ -118,6 +126,7 @@ def register(app: typer.Typer) -> None:
         judge_model: str | None = typer.Option(None, "--judge-model", help=MODEL_HELP),
         judge_base_url: str | None = typer.Option(None, "--judge-base-url", help=BASE_URL_HELP),
         judge_api_key: str | None = typer.Option(None, "--judge-api-key", help=KEY_HELP, show_default=False),
+        behaviors: str = typer.Option("unanswerable", help=BEHAVIORS_HELP),
         limit: int | None = typer.Option(None, help="Evaluate a balanced subset of N items."),
         batch_size: int = typer.Option(8, help="Prompts per generate call."),
         shots: int = typer.Option(0, help="In-context demonstrations per prompt (from items not evaluated)."),
@@ -132,10 +141,11 @@ def register(app: typer.Typer) -> None:
                 model=model, suite=suite, data=str(data) if data is not None else None,
                 protocols=_split(protocol), samples=samples, temperature=temperature, top_p=top_p,
                 max_tokens=max_tokens, seed=seed, judge=judge, judge_model=judge_model,
-                judge_base_url=judge_base_url, limit=limit, batch_size=batch_size, shots=shots,
+                judge_base_url=judge_base_url, behaviors=behaviors, limit=limit, batch_size=batch_size, shots=shots,
                 shots_unanswerable=shots_unanswerable, base_url=base_url, resamples=resamples,
             )
-            judge_obj = build_judge(judge, base_url=judge_base_url, judge_model=judge_model, api_key=judge_api_key)
+            judge_obj = build_judge(judge, base_url=judge_base_url, judge_model=judge_model, api_key=judge_api_key,
+                                    behaviors=behaviors)
             try:
                 with RichProgress() as progress:
                     result = run_eval(config, out, progress=progress, judge=judge_obj)

@@ -18,6 +18,10 @@ JUDGE_HELP = "Judge: rule (offline default), llm (every field by an LLM), hybrid
 BASE_URL_HELP = "OpenAI-compatible server of the LLM judge, e.g. http://127.0.0.1:8000/v1 (env ABSTAIN_JUDGE_BASE_URL)."
 MODEL_HELP = "Model name the judge server serves (env ABSTAIN_JUDGE_MODEL)."
 KEY_HELP = "API key of the judge server (env ABSTAIN_JUDGE_API_KEY or OPENAI_API_KEY); never written anywhere."
+BEHAVIORS_HELP = (
+    "Rows that get an ACA behavior label: unanswerable (default), all (so asking or conditioning on an "
+    "answerable item also counts as an abstention in ab.*), or none."
+)
 
 
 def build_judge(
@@ -30,9 +34,12 @@ def build_judge(
     retries: int = 4,
     timeout: float = 120.0,
     cache: bool = True,
+    behaviors: str = "unanswerable",
 ) -> Judge:
     """The judge the CLI flags describe (LLM settings are ignored by the rule judge)."""
-    options: dict[str, Any] = {"lenient_format": lenient_format}
+    if behaviors not in ("unanswerable", "all", "none"):
+        raise ValueError(f"--behaviors must be unanswerable, all or none, not {behaviors!r}")
+    options: dict[str, Any] = {"lenient_format": lenient_format, "behaviors": behaviors}
     if judge in ("llm", "hybrid"):
         options.update(base_url=base_url, model=judge_model, api_key=api_key, concurrency=concurrency,
                        retries=retries, timeout_s=timeout, cache=cache)
@@ -68,6 +75,7 @@ def register(app: typer.Typer) -> None:
         retries: int = typer.Option(4, help="Retries per LLM request on connection errors, timeouts and 5xx."),
         timeout: float = typer.Option(120.0, help="Seconds to wait for one LLM answer."),
         cache: bool = typer.Option(True, help="Reuse cached LLM judge answers (keyed by model and prompt)."),
+        behaviors: str = typer.Option("unanswerable", help=BEHAVIORS_HELP),
         rescore: bool = typer.Option(
             False, help="Judge every row again; by default rows already in --output without a judge error are kept."
         ),
@@ -78,7 +86,9 @@ def register(app: typer.Typer) -> None:
         """
         with friendly_errors():
             total = len(read_jsonl(input, ResponseRow))
-            judge_obj = build_judge(judge, lenient_format, base_url, judge_model, api_key, concurrency, retries, timeout, cache)
+            judge_obj = build_judge(
+                judge, lenient_format, base_url, judge_model, api_key, concurrency, retries, timeout, cache, behaviors
+            )
             try:
                 with progress_bar("scoring", total) as advance:
                     summary = score_file(input, output, judge_obj, on_batch=advance, rescore=rescore)

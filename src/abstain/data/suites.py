@@ -3,10 +3,10 @@
 =========  ================================================================================================
 suite      items
 =========  ================================================================================================
-quick      96 items, 48 answerable / 48 unanswerable, drawn once with a fixed seed: GSM8K + its MiP twins
-           (6 pairs), UMWP twins (10 pairs, two per UMWP perturbation), held-out synthesis twins (6 pairs, one
-           per ACA-RL perturbation), MATH-500 6, MiP SVAMP 3, MiP formula 3, TreeCut 6 + 6, SelfAware 14 + 14
-           (knowledge). Sized for the demo: four protocols in a few minutes on 2 cores.
+quick      120 items, 60 answerable / 60 unanswerable, drawn once with a fixed seed: GSM8K + its MiP twins
+           (8 pairs), UMWP twins (10 pairs, two per UMWP perturbation), held-out synthesis twins (12 pairs, two
+           per ACA-RL perturbation), MATH-500 8, MiP SVAMP 4, MiP formula 4, TreeCut 8 + 8, SelfAware 14 + 14
+           (knowledge). Sized for the demo: four protocols in about five minutes on 2 cores.
 math       every reasoning benchmark in full (GSM8K, MATH-500, UMWP, MiP x3, TreeCut)
 full       every shipped benchmark, plus ``heldout`` when its file is there
 heldout    the synthesis held-out set, ``src/abstain/data/synth/heldout.jsonl``
@@ -21,7 +21,7 @@ Example:
     >>> sorted(i.label for i in picked).count("answerable")
     3
     >>> len(load_suite("quick").items)
-    96
+    120
 """
 
 from __future__ import annotations
@@ -77,18 +77,18 @@ class Quota:
 
 
 QUICK: dict[str, Quota] = {
-    "mip_gsm8k": Quota(6, 6, paired=True),
+    "mip_gsm8k": Quota(8, 8, paired=True),
     "umwp": Quota(10, 10, paired=True),
-    "heldout": Quota(6, 6, paired=True),
-    "math500": Quota(6, 0),
-    "mip_svamp": Quota(0, 3),
-    "mip_formula": Quota(0, 3),
-    "treecut": Quota(6, 6),
+    "heldout": Quota(12, 12, paired=True),
+    "math500": Quota(8, 0),
+    "mip_svamp": Quota(0, 4),
+    "mip_formula": Quota(0, 4),
+    "treecut": Quota(8, 8),
     "selfaware": Quota(14, 14),
 }
 
 SUITES: dict[str, str] = {
-    "quick": "96 balanced items across all benchmarks and the held-out set (fixed seed): the demo",
+    "quick": "120 balanced items across all benchmarks and the held-out set (fixed seed): the demo",
     "math": "every reasoning benchmark in full",
     "full": "every shipped benchmark (+ heldout when present)",
     "heldout": "the synthesis held-out set (src/abstain/data/synth/heldout.jsonl)",
