@@ -38,7 +38,7 @@ from typing import IO, Any, Literal, TypeVar
 
 from pydantic import ValidationError
 
-from abstain.schema import DataError, ResponseRow, dump_row, write_jsonl
+from abstain.schema import DataError, ResponseRow, dump_row, write_json, write_jsonl
 
 __all__ = [
     "CONFIG",
@@ -76,14 +76,6 @@ class ConfigMismatch(ValueError):
 def row_key(row: ResponseRow) -> Key:
     """What identifies a row in a run: (item id, protocol, sample)."""
     return (row.id, row.protocol or "", row.sample)
-
-
-def write_json(path: Path, data: Any) -> None:
-    """Write JSON atomically (temporary file, then rename); equal data gives equal bytes."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
 
 
 def _diff(old: Any, new: Any, prefix: str = "") -> list[str]:

@@ -34,6 +34,7 @@ __all__ = [
     "ScoredRow",
     "iter_jsonl",
     "read_jsonl",
+    "write_json",
     "write_jsonl",
 ]
 
@@ -224,3 +225,12 @@ def write_jsonl(path: str | os.PathLike[str], rows: Iterable[BaseModel]) -> int:
         Path(tmp).unlink(missing_ok=True)
         raise
     return count
+
+
+def write_json(path: str | os.PathLike[str], data: Any) -> None:
+    """Write one JSON document atomically (temporary file, then rename); equal data gives equal bytes."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    os.replace(tmp, path)

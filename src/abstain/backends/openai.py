@@ -17,26 +17,12 @@ Example:
 
 from __future__ import annotations
 
-import json
-import zlib
 from collections.abc import Sequence
 
-from abstain.backends.base import GenerationConfig, Message
+from abstain.backends.base import GenerationConfig, Message, sample_seed
 from abstain.llm import BACKEND_ENV, ChatClient, ClientConfig, LLMError, resolve_endpoint
 
 __all__ = ["OpenAIBackend", "sample_seed"]
-
-
-def sample_seed(messages: Sequence[Message], sample: int, base_seed: int) -> int:
-    """A per-(prompt, sample) seed that does not depend on the prompt's position in a batch.
-
-    Example:
-        >>> m = [{"role": "user", "content": "hi"}]
-        >>> sample_seed(m, 0, 0) == sample_seed(m, 0, 0) != sample_seed(m, 1, 0)
-        True
-    """
-    digest = zlib.crc32(json.dumps(list(messages), sort_keys=True).encode("utf-8"))
-    return (digest + 1_000_003 * sample + 7_919 * base_seed) % (2**31 - 1)
 
 
 class OpenAIBackend:

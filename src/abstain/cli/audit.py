@@ -8,7 +8,19 @@ import typer
 from rich.table import Table
 
 from abstain.cli.common import console, friendly_errors, out_console, write_json
-from abstain.cli.score import BASE_URL_HELP, JUDGE_HELP, KEY_HELP, MODEL_HELP, build_judge, close_judge
+from abstain.cli.score import (
+    ApiKeyOpt,
+    BaseUrlOpt,
+    CacheOpt,
+    ConcurrencyOpt,
+    JudgeModelOpt,
+    JudgeOpt,
+    LenientOpt,
+    RetriesOpt,
+    TimeoutOpt,
+    build_judge,
+    close_judge,
+)
 from abstain.judges.audit import DEV_SET, Agreement, audit_rows
 from abstain.schema import ResponseRow, read_jsonl
 
@@ -44,17 +56,17 @@ def register(app: typer.Typer) -> None:
     @app.command()
     def audit(
         input: Path = typer.Option(DEV_SET, "--input", "-i", help="Labelled rows (JSONL with human_behavior / human_correct / human_clarification_correct); default: the shipped development set."),
-        judge: str = typer.Option("rule", help=JUDGE_HELP),
+        judge: JudgeOpt = "rule",
         json_out: Path | None = typer.Option(None, "--json", help="Write every number here (JSON)."),
         by: str | None = typer.Option(None, "--by", help="Also report agreement per value of this field (e.g. model, source, protocol)."),
-        lenient_format: bool = typer.Option(False, help="Judge the tail of responses without a \\boxed{}."),
-        base_url: str | None = typer.Option(None, "--base-url", help=BASE_URL_HELP),
-        judge_model: str | None = typer.Option(None, "--judge-model", help=MODEL_HELP),
-        api_key: str | None = typer.Option(None, "--api-key", help=KEY_HELP, show_default=False),
-        concurrency: int = typer.Option(8, help="LLM judge requests in flight at once."),
-        retries: int = typer.Option(4, help="Retries per LLM request on connection errors, timeouts and 5xx."),
-        timeout: float = typer.Option(120.0, help="Seconds to wait for one LLM answer."),
-        cache: bool = typer.Option(True, help="Reuse cached LLM judge answers."),
+        lenient_format: LenientOpt = False,
+        base_url: BaseUrlOpt = None,
+        judge_model: JudgeModelOpt = None,
+        api_key: ApiKeyOpt = None,
+        concurrency: ConcurrencyOpt = 8,
+        retries: RetriesOpt = 4,
+        timeout: TimeoutOpt = 120.0,
+        cache: CacheOpt = True,
     ) -> None:
         """Agreement between a judge and human labels: accuracy, Cohen's kappa, confusion matrix, per-class P/R."""
         with friendly_errors():

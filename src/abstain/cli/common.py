@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 from typing import Any
 
 import typer
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from abstain.schema import DataError
+from abstain.schema import DataError, write_json  # noqa: F401 - re-exported for the commands
 
 console = Console(stderr=True)
 out_console = Console()
@@ -49,11 +47,3 @@ def progress_bar(description: str, total: int | None) -> Iterator[Any]:
     ) as progress:
         task = progress.add_task(description, total=total)
         yield lambda n=1: progress.advance(task, n)
-
-
-def write_json(path: Path, data: Any) -> None:
-    """Write JSON atomically (temporary file, then rename)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
-    os.replace(tmp, path)

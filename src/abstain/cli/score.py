@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
@@ -22,6 +22,20 @@ BEHAVIORS_HELP = (
     "Rows that get an ACA behavior label: unanswerable (default), all (so asking or conditioning on an "
     "answerable item also counts as an abstention in ab.*), or none."
 )
+
+# The judge flags as reusable parameter types: `abstain score`, `audit` and `eval` declare them alike.
+JudgeOpt = Annotated[str, typer.Option(help=JUDGE_HELP)]
+LenientOpt = Annotated[
+    bool, typer.Option(help="Judge the tail of responses without a \\boxed{} instead of marking them wrong.")
+]
+BaseUrlOpt = Annotated[str | None, typer.Option("--base-url", help=BASE_URL_HELP)]
+JudgeModelOpt = Annotated[str | None, typer.Option("--judge-model", help=MODEL_HELP)]
+ApiKeyOpt = Annotated[str | None, typer.Option("--api-key", help=KEY_HELP, show_default=False)]
+ConcurrencyOpt = Annotated[int, typer.Option(help="LLM judge requests in flight at once.")]
+RetriesOpt = Annotated[int, typer.Option(help="Retries per LLM request on connection errors, timeouts and 5xx.")]
+TimeoutOpt = Annotated[float, typer.Option(help="Seconds to wait for one LLM answer.")]
+CacheOpt = Annotated[bool, typer.Option(help="Reuse cached LLM judge answers (keyed by model and prompt).")]
+BehaviorsOpt = Annotated[str, typer.Option(help=BEHAVIORS_HELP)]
 
 
 def build_judge(
@@ -64,18 +78,16 @@ def register(app: typer.Typer) -> None:
     def score(
         input: Path = typer.Option(..., "--input", "-i", help="Response rows (JSONL)."),
         output: Path = typer.Option(..., "--output", "-o", help="Where to write scored rows (JSONL)."),
-        judge: str = typer.Option("rule", help=JUDGE_HELP),
-        lenient_format: bool = typer.Option(
-            False, help="Judge the tail of responses without a \\boxed{} instead of marking them wrong."
-        ),
-        base_url: str | None = typer.Option(None, "--base-url", help=BASE_URL_HELP),
-        judge_model: str | None = typer.Option(None, "--judge-model", help=MODEL_HELP),
-        api_key: str | None = typer.Option(None, "--api-key", help=KEY_HELP, show_default=False),
-        concurrency: int = typer.Option(8, help="LLM judge requests in flight at once."),
-        retries: int = typer.Option(4, help="Retries per LLM request on connection errors, timeouts and 5xx."),
-        timeout: float = typer.Option(120.0, help="Seconds to wait for one LLM answer."),
-        cache: bool = typer.Option(True, help="Reuse cached LLM judge answers (keyed by model and prompt)."),
-        behaviors: str = typer.Option("unanswerable", help=BEHAVIORS_HELP),
+        judge: JudgeOpt = "rule",
+        lenient_format: LenientOpt = False,
+        base_url: BaseUrlOpt = None,
+        judge_model: JudgeModelOpt = None,
+        api_key: ApiKeyOpt = None,
+        concurrency: ConcurrencyOpt = 8,
+        retries: RetriesOpt = 4,
+        timeout: TimeoutOpt = 120.0,
+        cache: CacheOpt = True,
+        behaviors: BehaviorsOpt = "unanswerable",
         rescore: bool = typer.Option(
             False, help="Judge every row again; by default rows already in --output without a judge error are kept."
         ),

@@ -25,7 +25,7 @@ import numpy as np
 
 from abstain.metrics.aca import BehaviorValues, aca_metrics
 from abstain.metrics.ab import ab_metrics
-from abstain.metrics.counts import Counts, row_cell
+from abstain.metrics.counts import Counts
 from abstain.metrics.r1 import r1_metrics
 from abstain.metrics.ua import ua_metrics
 from abstain.schema import ScoredRow
