@@ -155,15 +155,3 @@ def test_bad_shot_counts():
     with pytest.raises(ValueError, match="shots-unanswerable"):
         choose_demos(s, shots=1, unanswerable=2, seed=0)
     assert choose_demos(s, shots=0, unanswerable=0, seed=0) == {}
-
-
-def test_docstring_examples():
-    import doctest
-
-    import abstain.data
-    import abstain.data.fewshot
-    import abstain.data.loaders
-    import abstain.data.suites
-
-    for module in (abstain.data, abstain.data.loaders, abstain.data.suites, abstain.data.fewshot):
-        assert doctest.testmod(module, optionflags=doctest.ELLIPSIS).failed == 0, module.__name__

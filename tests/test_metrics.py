@@ -160,3 +160,12 @@ def test_behavior_score_values_are_configurable(scored):
     assert m["by_category.reasoning.aca.behavior_score"] == pytest.approx(1 / 5)
     with pytest.raises(ValueError, match="miss"):
         BehaviorValues(score={"ELICIT": 1.0})
+
+
+def test_a_class_never_predicted_scores_f1_zero_not_undefined(scored):
+    # nobody says DATA_UNCERTAIN: recall 0, precision undefined (0/0), F1 = 2TP/(2TP+FP+FN) = 0
+    no_du = [s.model_copy(update={"pred": "MODEL_UNCERTAIN"}) if s.pred.value == "DATA_UNCERTAIN" else s
+             for s in scored]
+    m = compute_metrics(no_du, MetricsConfig(resamples=100))
+    assert m["ua.du_recall"] == 0.0 and m["ua.du_precision"] is None
+    assert m["ua.du_f1"] == 0.0 and m["ua.du_f1_ci"] == [0.0, 0.0]

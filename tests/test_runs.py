@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import doctest
 import json
 
 import pytest
 
-import abstain.runs
 from abstain.runs import RESPONSES, ConfigMismatch, RunDir, row_key
 from abstain.schema import DataError, ResponseRow, read_jsonl
 
@@ -90,10 +88,6 @@ def test_config_must_match_to_resume(tmp_path):
 
 def test_missing_files_read_as_empty(tmp_path):
     assert RunDir(tmp_path / "new").read_rows(RESPONSES, ResponseRow) == []
-
-
-def test_docstring_examples():
-    assert doctest.testmod(abstain.runs, optionflags=doctest.ELLIPSIS).failed == 0
 
 
 def test_rows_without_a_config_are_not_adopted(tmp_path, rows):

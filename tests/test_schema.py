@@ -78,3 +78,13 @@ def test_score_command_rejects_bad_input_without_writing(tmp_path, fixtures_dir)
     assert result.exit_code == 2
     assert f"{src}:5:" in result.output and "label" in result.output
     assert not out.exists()
+
+
+def test_written_files_get_the_usual_permissions(tmp_path):
+    import os
+
+    path = tmp_path / "out.jsonl"
+    write_jsonl(path, [Item(id="1", question="q", answers=[], label="unanswerable")])
+    mask = os.umask(0)
+    os.umask(mask)
+    assert path.stat().st_mode & 0o777 == 0o666 & ~mask

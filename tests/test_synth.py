@@ -278,18 +278,3 @@ def test_readme_examples_are_real_generator_output(cli_rows: tuple[Path, list[di
         assert f"(answer {original['answers'][0]})" in text and f"(`{twin['perturbation']}`)" in text
     first = by_id["synth-mp-s11-00000-u"]
     assert first["question"] in text and json.dumps(first["graph"]) in text
-
-
-SYNTH_MODULES = ["abstain.synth", "abstain.synth.exact", "abstain.synth.certify", "abstain.synth.graph",
-                 "abstain.synth.themes", "abstain.synth.render", "abstain.synth.perturb", "abstain.synth.seeds",
-                 "abstain.synth.missing_premise", "abstain.synth.hard", "abstain.synth.heldout",
-                 "abstain.synth.verify", "abstain.synth.llm_prompts", "abstain.synth.llm_stages"]
-
-
-@pytest.mark.parametrize("name", SYNTH_MODULES)
-def test_module_examples_run(name: str) -> None:
-    import doctest
-    import importlib
-
-    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
-    assert result.failed == 0 and (result.attempted > 0 or name == "abstain.synth.llm_pipeline")

@@ -158,7 +158,20 @@ def ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 
 
 def f1(precision: np.ndarray, recall: np.ndarray) -> np.ndarray:
-    """Harmonic mean; 0 when both are 0, NaN when either is undefined."""
+    """Harmonic mean of precision and recall.
+
+    0 when recall is 0 — also when precision is undefined because the class was never predicted: in
+    count form F1 = 2TP / (2TP + FP + FN) is 0 there, and a model that never says DATA_UNCERTAIN should
+    score 0, not "undefined". NaN only when recall is undefined (no positives to find).
+
+    Example:
+        >>> import numpy as np
+        >>> float(f1(np.array(np.nan), np.array(0.0))), float(f1(np.array(0.5), np.array(1.0)))
+        (0.0, 0.6666666666666666)
+    """
+    precision = np.asarray(precision, dtype=float)
+    recall = np.asarray(recall, dtype=float)
     s = precision + recall
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(s > 0, 2 * precision * recall / np.where(s > 0, s, 1.0), np.where(np.isnan(s), np.nan, 0.0))
+        harmonic = np.where(s > 0, 2 * precision * recall / np.where(s > 0, s, 1.0), 0.0)
+    return np.where(recall == 0, 0.0, np.where(np.isnan(s), np.nan, harmonic))

@@ -2,7 +2,7 @@
 
 Example:
     >>> sorted(PROTOCOLS)
-    ['aca', 'abstention_only', 'answer_only', 'attribution', 'clarify', 'idk']
+    ['abstention_only', 'aca', 'answer_only', 'attribution', 'clarify', 'idk']
 """
 
 from abstain.protocols.aca import ACA
