@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -31,6 +32,7 @@ from abstain.cli.score import (
     close_judge,
 )
 from abstain.evaluate import EvalConfig, EvalProgress, run_eval
+from abstain.llm import JUDGE_ENV
 from abstain.runs import REPORT_HTML
 
 __all__ = ["RichProgress", "protocols_table", "register"]
@@ -137,6 +139,8 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Evaluate a model: generate, score, compute metrics and write a report (resumable)."""
         with friendly_errors():
+            if judge in ("llm", "hybrid") and judge_model is None:  # record the model even when set by env
+                judge_model = next((os.environ[v] for v in JUDGE_ENV.model if os.environ.get(v)), None)
             config = EvalConfig(
                 model=model, suite=suite, data=str(data) if data is not None else None,
                 protocols=_split(protocol), samples=samples, temperature=temperature, top_p=top_p,
