@@ -81,8 +81,10 @@ def _interval(samples: np.ndarray, confidence: float) -> list[float] | None:
     return [float(low), float(high)]
 
 
-def _with_cis(rows: Sequence[ScoredRow], config: MetricsConfig, prefix: str = "") -> dict[str, Value]:
-    """Metric families (and their CIs) for rows with no judge error."""
+def _with_cis(
+    rows: Sequence[ScoredRow], config: MetricsConfig, prefix: str = "", only: str | None = None
+) -> dict[str, Value]:
+    """Metric families (all, or ``only`` one) and their CIs for rows with no judge error."""
     counts = Counts.from_rows(rows)
     point_c = counts.tensor
     has_clar = any(r.clarification_correct is not None for r in rows)
@@ -93,6 +95,8 @@ def _with_cis(rows: Sequence[ScoredRow], config: MetricsConfig, prefix: str = ""
         boot_c = counts.bootstrap(config.resamples, np.random.default_rng(seed))
     out: dict[str, Value] = {}
     for family, fn in _families(config, has_clar):
+        if only is not None and family != only:
+            continue
         point = fn(point_c)
         boot = fn(boot_c) if boot_c is not None else {}
         for name, value in point.items():
@@ -111,10 +115,8 @@ def metric_block(rows: Sequence[ScoredRow], config: MetricsConfig, prefix: str =
     perturbations = sorted({r.perturbation for r in ok if r.label == "unanswerable" and r.perturbation})
     for name in perturbations:
         group = [r for r in ok if r.label == "unanswerable" and r.perturbation == name]
-        sub = _with_cis(group, config, f"{prefix}p:{name}")
-        for key, value in sub.items():
-            if key.startswith("aca."):
-                out[f"aca.by_perturbation.{name}.{key[4:]}"] = value
+        for key, value in _with_cis(group, config, f"{prefix}p:{name}", only="aca").items():
+            out[f"aca.by_perturbation.{name}.{key[4:]}"] = value
     out["n.answerable"] = sum(r.label == "answerable" for r in ok)
     out["n.unanswerable"] = sum(r.label == "unanswerable" for r in ok)
     out["n.judge_errors"] = len(rows) - len(ok)
