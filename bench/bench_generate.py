@@ -24,11 +24,9 @@ printed and the figures are written to ``bench/results/bench_generate.json``.
 from __future__ import annotations
 
 import argparse
-import json
 import platform
 import time
 from collections.abc import Callable
-from pathlib import Path
 
 from abstain.backends import GenerationConfig, HFBackend, HFOptions, make_backend  # sets OMP_WAIT_POLICY first
 
@@ -38,8 +36,8 @@ from rich.table import Table  # noqa: E402
 
 from abstain.data.suites import load_suite  # noqa: E402
 from abstain.protocols import get_protocol  # noqa: E402
+from _results import report  # bench/_results.py (scripts run from bench/)
 
-ROOT = Path(__file__).resolve().parents[1]
 Prompts = list[list[dict[str, str]]]
 
 
@@ -213,9 +211,7 @@ def main() -> None:
                   "torch": torch.__version__, "machine": platform.machine()},
         "sides": fig, "sampler_step_ms": sampler, "ratios": ratios, "same_text": same, "goals_met": goals,
     }
-    out = ROOT / "bench" / "results"
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "bench_generate.json").write_text(json.dumps(result, indent=2) + "\n")
+    report("bench_generate", result, echo=False)
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from abstain.judges import RuleJudge
 from abstain.judges.answer import math_equal
 from abstain.schema import ResponseRow
 from abstain.scoring import score_rows
+from _results import report  # bench/_results.py (scripts run from bench/)
 
 ROOT = Path(__file__).resolve().parents[1]
 UMWP = ROOT / "src" / "abstain" / "data" / "benchmarks" / "umwp" / "StandardDataset.jsonl"
@@ -94,10 +95,7 @@ def main() -> None:
         "goal_met (< 1 s per 20k)": per_20k < 1.0,
         "python": platform.python_version(),
     }
-    print(json.dumps(result, indent=2))
-    out = ROOT / "bench" / "results"
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "bench_score.json").write_text(json.dumps(result, indent=2) + "\n")
+    report("bench_score", result)
 
 
 if __name__ == "__main__":

@@ -17,19 +17,17 @@ do not distort them; the parse cache is cleared before every timed run.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import time
-from pathlib import Path
 
 from abstain.synth.certify import certify_answerable, certify_unanswerable
 from abstain.synth.exact import parse_relation
 from abstain.synth.missing_premise import make_pair
 from abstain.synth.perturb import OPERATORS
 from abstain.synth.verify import verify_item
+from _results import report  # bench/_results.py (scripts run from bench/)
 
-ROOT = Path(__file__).resolve().parents[1]
 SEED = 123  # any seed but the held-out one
 
 
@@ -89,10 +87,7 @@ def main() -> None:
         "goal_met (>= 2000 pairs/s)": 1 / per_pair_fast >= 2000,
         "python": platform.python_version(),
     }
-    print(json.dumps(result, indent=2))
-    out = ROOT / "bench" / "results"
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "bench_synth.json").write_text(json.dumps(result, indent=2) + "\n")
+    report("bench_synth", result)
 
 
 if __name__ == "__main__":

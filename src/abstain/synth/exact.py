@@ -280,6 +280,16 @@ class ReducedSystem:
         return basis
 
 
+def _subtract(row: Row, c: Number, other: Row) -> None:
+    """``row -= c * other`` in place, dropping coefficients that become 0."""
+    for f, oc in other.items():
+        nc = row.get(f, 0) - c * oc
+        if nc:
+            row[f] = nc
+        else:
+            row.pop(f, None)
+
+
 def reduce_system(equations: Iterable[LinearRelation], order: Sequence[str] | None = None) -> ReducedSystem:
     """Gauss-Jordan elimination of the equations (``op`` must be ``=``).
 
@@ -298,12 +308,7 @@ def reduce_system(equations: Iterable[LinearRelation], order: Sequence[str] | No
             if v in pivots and v in row:
                 c = row[v]
                 prow, prhs = pivots[v]
-                for f, pc in prow.items():
-                    nc = row.get(f, 0) - c * pc
-                    if nc:
-                        row[f] = nc
-                    else:
-                        row.pop(f, None)
+                _subtract(row, c, prow)
                 rhs -= c * prhs
         if not row:
             if rhs != 0:
@@ -322,12 +327,7 @@ def reduce_system(equations: Iterable[LinearRelation], order: Sequence[str] | No
             c = prow.get(pivot)
             if c:
                 new = dict(prow)
-                for f, rc in row.items():
-                    nc = new.get(f, 0) - c * rc
-                    if nc:
-                        new[f] = nc
-                    else:
-                        new.pop(f, None)
+                _subtract(new, c, row)
                 pivots[v] = (new, prhs - c * rhs)
         pivots[pivot] = (row, rhs)
     return ReducedSystem(pivots, consistent)
