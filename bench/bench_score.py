@@ -6,6 +6,10 @@ rule judge decides everything by exact match / the numeric fast path: no Math-Ve
 (checked). The baseline, measured in the same run, is ``json.loads`` of the same 20k lines — the
 floor cost of merely reading them.
 
+It also measures the reward path, :func:`abstain.scoring.score_completions` on (item columns, text)
+pairs — the cost per completion that a reward function pays — with the columns as plain dicts (validated
+on the way in, as a trainer's dataset rows arrive) and as ``Item`` objects, against parsing alone.
+
     python bench/bench_score.py [--rows 20000] [--repeat 5]
 """
 
@@ -20,8 +24,9 @@ from pathlib import Path
 
 from abstain.judges import RuleJudge
 from abstain.judges.answer import math_equal
-from abstain.schema import ResponseRow
-from abstain.scoring import score_rows
+from abstain.parsing import parse_response
+from abstain.schema import Item, ResponseRow
+from abstain.scoring import score_completions, score_rows
 from _results import report  # bench/_results.py (scripts run from bench/)
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,6 +87,12 @@ def main() -> None:
     t_json = best_of(args.repeat, lambda: [json.loads(line) for line in lines])
     t_validate = best_of(args.repeat, lambda: [ResponseRow.model_validate_json(line) for line in lines])
     t_score = best_of(args.repeat, lambda: list(score_rows(rows, judge)))
+    columns = [{k: v for k, v in json.loads(line).items() if k not in ("response", "model")} for line in lines]
+    items = [Item.model_validate(c) for c in columns]
+    texts = [r.response for r in rows]
+    t_parse = best_of(args.repeat, lambda: [parse_response(t) for t in texts])
+    t_dicts = best_of(args.repeat, lambda: score_completions(columns, texts, judge))
+    t_items = best_of(args.repeat, lambda: score_completions(items, texts, judge))
     assert math_equal.cache_info().misses == misses, "the benchmark must not call Math-Verify"
 
     per_20k = t_score * 20_000 / args.rows
@@ -93,6 +104,10 @@ def main() -> None:
         "json_loads_s (baseline)": round(t_json, 4),
         "score / json_loads": round(t_score / t_json, 2),
         "goal_met (< 1 s per 20k)": per_20k < 1.0,
+        "completion_us (columns as dicts)": round(t_dicts / args.rows * 1e6, 2),
+        "completion_us (Item objects)": round(t_items / args.rows * 1e6, 2),
+        "parse_us (baseline)": round(t_parse / args.rows * 1e6, 2),
+        "completion (dicts) / parse": round(t_dicts / t_parse, 2),
         "python": platform.python_version(),
     }
     report("bench_score", result)

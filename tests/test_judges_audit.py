@@ -10,7 +10,8 @@ from llama_server import MODEL_ALIAS
 from typer.testing import CliRunner
 
 from abstain.cli import app
-from abstain.judges import DEV_SET, RuleJudge, agreement, audit_rows
+from abstain.audit import DEV_SET, agreement, audit_rows
+from abstain.judges import RuleJudge
 from abstain.parsing import parse_response
 from abstain.schema import ResponseRow, read_jsonl
 

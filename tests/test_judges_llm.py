@@ -99,12 +99,13 @@ def client(llama_server, tmp_path):
 
 
 def _assert_decided_or_error(judgment, field: str) -> None:
-    """Each LLM-asked field is either decided by the LLM or named in judge_error with the raw reply."""
+    """Each LLM-asked field is either decided by the LLM or has its own error with the raw reply."""
     if judgment.judged_by.get(field) == "llm":
-        assert getattr(judgment, field) is not None
+        assert getattr(judgment, field) is not None and field not in judgment.errors
     else:
-        assert judgment.error is not None and f"llm {field}:" in judgment.error
-        assert "got '" in judgment.error or "request failed" in judgment.error
+        error = judgment.errors[field]
+        assert getattr(judgment, field) is None and error.startswith(f"llm {field}:")
+        assert "got '" in error or "request failed" in error
 
 
 @pytest.mark.slow
@@ -163,7 +164,7 @@ def test_hybrid_sends_only_uncertain_fields_to_the_llm(client):
     ]
     preds = [parse_response(r.response) for r in rows]
     judgments = HybridJudge(client).judge(rows, preds)
-    assert [j.judged_by.get("correct") for j in judgments[:3]] == ["rule", "rule", None if judgments[2].error else "llm"]
+    assert [j.judged_by.get("correct") for j in judgments[:3]] == ["rule", "rule", None if judgments[2].errors else "llm"]
     assert judgments[0].correct is True and judgments[1].correct is False
     assert judgments[3].behavior is Behavior.SH and judgments[3].judged_by["behavior"] == "rule"
     assert judgments[4].behavior is Behavior.ABS and judgments[4].judged_by["behavior"] == "rule"
@@ -191,7 +192,8 @@ def test_unreadable_verdicts_are_judge_errors_not_guesses(llama_server, tmp_path
         raw = [r.text for r in client.chat_many([])]  # nothing new sent
     assert raw == []
     for j in judgments:
+        assert j.correct is False and j.judged_by["correct"] == "label"  # a behavior error keeps correctness
         if j.behavior is None:
-            assert j.error.startswith("llm behavior: expected one of SH/EA/ABS/COND/ELICIT, got ")
+            assert j.errors["behavior"].startswith("llm behavior: expected one of SH/EA/ABS/COND/ELICIT, got ")
         else:
-            assert j.judged_by["behavior"] == "llm" and j.error is None
+            assert j.judged_by["behavior"] == "llm" and "behavior" not in j.errors

@@ -114,7 +114,7 @@ def test_overall_combines_both_categories(metrics):
 
 def test_every_value_has_a_ci_inside_the_valid_range(metrics):
     for key, value in metrics.items():
-        if key.endswith("_ci") or key.split(".")[-2] == "n" or key.startswith("n."):
+        if key.endswith("_ci") or "n" in key.split("."):
             continue
         ci = metrics[f"{key}_ci"]
         if value is None:
@@ -126,12 +126,18 @@ def test_every_value_has_a_ci_inside_the_valid_range(metrics):
             assert low - FIX <= ci[0] <= ci[1] <= high + FIX, key
 
 
-def test_judge_errors_leave_every_denominator(scored):
-    bad = [s.model_copy(update={"judge_error": "judge said 'Maybe'", "correct": None}) if s.id == "umwp-2" else s
-           for s in scored]
+def test_a_judge_error_leaves_only_the_families_that_need_the_field(scored):
+    bad = [s.model_copy(update={"judge_errors": {"correct": "judge said 'Maybe'"}, "correct": None})
+           if s.id == "umwp-2" else s for s in scored]
     m = compute_metrics(bad, MetricsConfig(resamples=0))
-    assert m["n.judge_errors"] == 1 and m["n.answerable"] == 5
-    assert m["ua.acc"] == pytest.approx(2 / 5)  # umwp-2 (wrong) is no longer counted
+    base = compute_metrics(scored, MetricsConfig(resamples=0))
+    assert m["n.judge_errors"] == 1 and m["n.judge_errors.correct"] == 1 and m["n.judge_errors.behavior"] == 0
+    assert m["n.answerable"] == 6  # still a row of the file
+    assert m["ua.acc"] == pytest.approx(2 / 5)  # umwp-2 (wrong) is no longer counted where correctness is read
+    assert m["r1.a_fu"] == pytest.approx(2 / 5) and m["ab.accuracy"] == pytest.approx(2 / 5)
+    # families that never read `correct` count the row as before
+    for key in ("ab.precision", "ab.recall", "ab.f1", "aca.behavior_score", "aca.idk_score"):
+        assert m[key] == base[key], key
     assert m["ua.acc_ci"] is None  # resamples=0: no intervals
 
 

@@ -17,23 +17,28 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from enum import Enum
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
 
 __all__ = [
     "Behavior",
     "DataError",
+    "DuplicateRowError",
     "Item",
+    "JUDGED_FIELDS",
     "Label",
     "Pred",
     "ResponseRow",
     "ScoredRow",
     "iter_jsonl",
+    "join_errors",
     "read_jsonl",
+    "response_key",
+    "ROW_KEY_FIELDS",
     "write_json",
     "write_jsonl",
 ]
@@ -59,9 +64,26 @@ class Behavior(str, Enum):
 
 Label = Literal["answerable", "unanswerable"]
 
+#: the fields a judge decides; a judge error is kept per field (``ScoredRow.judge_errors``)
+JUDGED_FIELDS = ("correct", "behavior", "clarification_correct")
+
+
+def join_errors(errors: dict[str, str]) -> str | None:
+    """The one-line summary of per-field judge errors (``ScoredRow.judge_error``), None when there are none.
+
+    Example:
+        >>> join_errors({"behavior": "llm behavior: timed out"})
+        'llm behavior: timed out'
+    """
+    return "; ".join(dict.fromkeys(errors.values())) or None
+
 
 class DataError(ValueError):
     """A malformed input file; the message names the file and line."""
+
+
+class DuplicateRowError(DataError):
+    """Two rows of one file share the key that must identify a row; the message names both lines."""
 
 
 def _canonical_answer(value: Any) -> str:
@@ -141,10 +163,51 @@ class ScoredRow(ResponseRow):
     behavior: Behavior | None = None
     clarification: str | None = Field(default=None, description="Answer text outside the box.")
     clarification_correct: bool | None = None
-    judge_error: str | None = None
+    judge_errors: dict[str, str] = Field(
+        default_factory=dict,
+        description="Why the judge could not decide a field, per field (correct, behavior, clarification_correct).",
+    )
+    judge_error: str | None = Field(default=None, description="The per-field errors joined; null when none.")
     judged_by: dict[str, str] = Field(
         default_factory=dict, description="Which judge decided each field (correct, behavior, ...)."
     )
+
+    # the parse this row was scored from, when scored in this process (not serialized): see `prediction`
+    _prediction: Any = PrivateAttr(default=None)
+
+    @property
+    def prediction(self) -> Any:
+        """The :class:`~abstain.parsing.Prediction` of ``response`` (``boxed``, ``reasoning`` ...).
+
+        Rows scored in this process keep the parse they were judged on, so a reward reads it without
+        parsing again; a row read from a file parses its response once, on first use.
+        """
+        if self._prediction is None:
+            from abstain.parsing import parse_response
+
+            self._prediction = parse_response(self.response)
+        return self._prediction
+
+    def __eq__(self, other: object) -> bool:
+        # rows are equal when their data is; the cached parse is not data
+        if not isinstance(other, ScoredRow):
+            return NotImplemented
+        return (type(self) is type(other) and self.__dict__ == other.__dict__
+                and self.__pydantic_extra__ == other.__pydantic_extra__)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as every pydantic model
+
+    @model_validator(mode="after")
+    def _errors_agree(self) -> ScoredRow:
+        # a file written before errors were kept per field: the error covers every judged field
+        if self.judge_error and not self.judge_errors:
+            self.judge_errors = {name: self.judge_error for name in JUDGED_FIELDS}
+        elif self.judge_errors:
+            unknown = set(self.judge_errors) - set(JUDGED_FIELDS)
+            if unknown:
+                raise ValueError(f"judge_errors has unknown fields {sorted(unknown)}; allowed: {list(JUDGED_FIELDS)}")
+            self.judge_error = join_errors(self.judge_errors)
+        return self
 
 
 RowT = TypeVar("RowT", bound=BaseModel)
@@ -164,28 +227,58 @@ def _describe(error: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def iter_jsonl(path: str | os.PathLike[str], model: type[RowT]) -> Iterator[RowT]:
+def iter_jsonl(
+    path: str | os.PathLike[str], model: type[RowT], key: Callable[[RowT], Hashable] | None = None
+) -> Iterator[RowT]:
     """Yield validated rows of ``model`` from a JSONL file, skipping blank lines.
 
-    Raises :class:`DataError` naming ``file:line`` at the first malformed line.
+    Raises :class:`DataError` naming ``file:line`` at the first malformed line, and
+    :class:`DuplicateRowError` naming both lines when ``key`` is given and two rows share it.
     """
     path = Path(path)
     try:
         handle = path.open("rb")
     except FileNotFoundError:
         raise DataError(f"{path}: no such file") from None
+    seen: dict[Hashable, int] = {}
     with handle:
         for lineno, raw in enumerate(handle, start=1):
             if not raw.strip():
                 continue
             try:
-                yield model.model_validate_json(raw)
+                row = model.model_validate_json(raw)
             except ValidationError as exc:
                 raise DataError(f"{path}:{lineno}: {_describe(exc)}") from None
+            if key is not None:
+                k = key(row)
+                first = seen.setdefault(k, lineno)
+                if first != lineno:
+                    raise DuplicateRowError(
+                        f"{path}:{lineno}: the same row as line {first} ({_show_key(k)}); "
+                        "each row must be unique - remove one of them"
+                    )
+            yield row
 
 
-def read_jsonl(path: str | os.PathLike[str], model: type[RowT]) -> list[RowT]:
-    """Read and validate a whole JSONL file before anything else happens.
+def _show_key(key: Hashable) -> str:
+    if isinstance(key, tuple) and len(key) == len(ROW_KEY_FIELDS):
+        return ", ".join(f"{name}={value!r}" for name, value in zip(ROW_KEY_FIELDS, key, strict=True))
+    return repr(key)
+
+
+#: what identifies a response row in a file: the same item, protocol, sample and model twice is an error
+ROW_KEY_FIELDS = ("id", "protocol", "sample", "model")
+
+
+def response_key(row: ResponseRow) -> tuple[str, str | None, int, str]:
+    """The key of a response (or scored) row within a file: (id, protocol, sample, model)."""
+    return (row.id, row.protocol, row.sample, row.model)
+
+
+def read_jsonl(
+    path: str | os.PathLike[str], model: type[RowT], key: Callable[[RowT], Hashable] | None = None
+) -> list[RowT]:
+    """Read and validate a whole JSONL file before anything else happens (``key``: see :func:`iter_jsonl`).
 
     Example:
         >>> import tempfile, os
@@ -196,8 +289,15 @@ def read_jsonl(path: str | os.PathLike[str], model: type[RowT]) -> list[RowT]:
         ... except DataError as err:
         ...     print(err)  # doctest: +ELLIPSIS
         /...x.jsonl:1: field 'label': Input should be 'answerable' or 'unanswerable'
+        >>> row = '{"id": 1, "question": "q", "answers": [], "label": "unanswerable", "response": "r", "model": "m"}'
+        >>> _ = open(p, "w").write(row + "\\n" + row + "\\n")
+        >>> try:
+        ...     read_jsonl(p, ResponseRow, key=response_key)
+        ... except DataError as err:
+        ...     print(err)  # doctest: +ELLIPSIS
+        /...x.jsonl:2: the same row as line 1 (id='1', protocol=None, sample=0, model='m'); ...
     """
-    return list(iter_jsonl(path, model))
+    return list(iter_jsonl(path, model, key))
 
 
 def dump_row(row: BaseModel) -> str:

@@ -8,6 +8,11 @@ whatever a metric counts, a reward sees the same :class:`~abstain.schema.ScoredR
 rows are judged again (``rescore=True`` judges everything afresh). The output is still written
 atomically, so an interrupted run leaves the previous file intact.
 
+Training scores completions that are not in any file: :func:`score_completions` takes (item columns,
+completion text) pairs — no ``model`` field, no file — and runs exactly the ``score_rows`` path, returning
+scored rows that keep their parse (``row.prediction.boxed``, ``.reasoning``), so a format reward never
+parses twice.
+
 Example:
     >>> from abstain.judges import RuleJudge
     >>> from abstain.schema import ResponseRow
@@ -15,47 +20,62 @@ Example:
     ...                   response="\\\\boxed{<DATA_UNCERTAIN>}", model="m")
     >>> [s.pred.value for s in score_rows([row], RuleJudge())]
     ['DATA_UNCERTAIN']
+    >>> item = {"id": "7", "question": "2+2?", "answers": ["4"], "label": "answerable"}
+    >>> [(s.correct, s.prediction.boxed) for s in score_completions([item, item], ["\\\\boxed{4}", "5"])]
+    [(True, '4'), (False, None)]
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import ValidationError
+
+from abstain.judges import RuleJudge
 from abstain.judges.base import Judge, Judgment
 from abstain.parsing import Prediction, parse_response
-from abstain.schema import ResponseRow, ScoredRow, read_jsonl, write_jsonl
+from abstain.schema import (
+    DataError,
+    Item,
+    ResponseRow,
+    ScoredRow,
+    join_errors,
+    read_jsonl,
+    response_key,
+    write_jsonl,
+)
 
-__all__ = ["ScoreSummary", "make_scored", "score_file", "score_rows"]
+__all__ = ["ScoreSummary", "make_scored", "score_completions", "score_file", "score_rows"]
 
 
 def make_scored(row: ResponseRow, pred: Prediction, judgment: Judgment) -> ScoredRow:
     """Combine a response row, its parse and its judgment into a scored row (no re-validation).
 
-    This is the hot path of scoring (20k rows in well under a second), so the row is assembled the way
-    pydantic's ``model_construct`` does it, minus its per-field alias lookups: the inputs are already
-    validated (the row) or typed (parse and judgment).
+    The inputs are already validated (the row) or typed (parse and judgment), so the row is built with
+    pydantic's ``model_construct``; it keeps ``pred`` as its :attr:`~abstain.schema.ScoredRow.prediction`.
+    A field the judge failed on stays null, and its reason is in ``judge_errors``.
     """
-    fields = dict(row.__dict__)
-    fields.update(
+    errors = dict(judgment.errors)
+    scored = ScoredRow.model_construct(
+        _fields_set=row.model_fields_set | _SCORED_FIELDS,
+        **row.__dict__,
+        **(row.__pydantic_extra__ or {}),
         pred=pred.pred,
         answer=pred.answer,
         format_ok=pred.format_ok,
-        correct=None if judgment.error else judgment.correct,
-        behavior=judgment.behavior,
+        correct=None if "correct" in errors else judgment.correct,
+        behavior=None if "behavior" in errors else judgment.behavior,
         clarification=pred.clarification,
-        clarification_correct=judgment.clarification_correct,
-        judge_error=judgment.error,
+        clarification_correct=None if "clarification_correct" in errors else judgment.clarification_correct,
+        judge_errors=errors,
+        judge_error=join_errors(errors),
         judged_by=dict(judgment.judged_by),
     )
-    scored = ScoredRow.__new__(ScoredRow)
-    object.__setattr__(scored, "__dict__", fields)
-    object.__setattr__(scored, "__pydantic_fields_set__", set(row.__pydantic_fields_set__) | _SCORED_FIELDS)
-    object.__setattr__(scored, "__pydantic_extra__", dict(row.__pydantic_extra__ or {}))
-    object.__setattr__(scored, "__pydantic_private__", None)
+    scored._prediction = pred
     return scored
 
 
@@ -79,6 +99,58 @@ def score_rows(
             on_batch(len(batch))
 
 
+def _item(columns: Item | Mapping[str, Any], index: int, cache: dict[int, Item]) -> Item:
+    if isinstance(columns, Item):
+        return columns
+    key = id(columns)
+    if key not in cache:
+        try:
+            cache[key] = Item.model_validate(dict(columns))
+        except ValidationError as exc:
+            fields = "; ".join(f"field '{'.'.join(map(str, e['loc']))}': {e['msg']}" for e in exc.errors(include_url=False))
+            raise DataError(f"item {index}: {fields}") from None
+    return cache[key]
+
+
+def score_completions(
+    items: Sequence[Item | Mapping[str, Any]],
+    completions: Sequence[str],
+    judge: Judge | None = None,
+    protocol: str | None = None,
+    model: str = "policy",
+) -> list[ScoredRow]:
+    """Score (item, completion text) pairs exactly as :func:`score_rows` scores response rows.
+
+    ``items`` are :class:`~abstain.schema.Item` objects or their columns as mappings (what a trainer's
+    dataset rows hold; a bad one raises :class:`~abstain.schema.DataError` naming its index and field).
+    ``judge`` defaults to the offline :class:`~abstain.judges.RuleJudge`. Each returned row keeps its
+    parse as ``row.prediction``.
+    """
+    if len(items) != len(completions):
+        raise ValueError(f"{len(items)} items but {len(completions)} completions")
+    cache: dict[int, Item] = {}
+    rows = []
+    for i, (columns, text) in enumerate(zip(items, completions, strict=True)):
+        if not isinstance(text, str):
+            raise DataError(f"completion {i}: expected text, got {type(text).__name__}")
+        item = _item(columns, i, cache)
+        rows.append(ResponseRow.model_construct(
+            _fields_set=item.model_fields_set | {"response", "model", "protocol"},
+            **item.__dict__, **(item.__pydantic_extra__ or {}),
+            response=text, model=model, protocol=protocol, sample=0,
+        ))
+    return list(score_rows(rows, judge if judge is not None else _default_judge(), batch_size=max(1, len(rows))))
+
+
+_DEFAULT_JUDGE: list[Judge] = []
+
+
+def _default_judge() -> Judge:
+    if not _DEFAULT_JUDGE:
+        _DEFAULT_JUDGE.append(RuleJudge())
+    return _DEFAULT_JUDGE[0]
+
+
 @dataclass
 class ScoreSummary:
     """Counts of one scoring run (``reused``: rows kept from an earlier output, not judged again)."""
@@ -90,18 +162,15 @@ class ScoreSummary:
     error_kinds: dict[str, int] = field(default_factory=dict)  # judge_error text (cut) -> rows
 
 
-def _key(row: ResponseRow) -> tuple[Any, ...]:
-    return (row.id, row.protocol, row.sample, row.model)
-
-
 def _reusable(output_path: Path, rows: Sequence[ResponseRow]) -> dict[int, ScoredRow]:
     """Rows of an existing output that need no new judgment, by input position."""
     if not output_path.exists():
         return {}
-    done = {_key(old): old for old in read_jsonl(output_path, ScoredRow) if old.judge_error is None}
+    done = {response_key(old): old for old in read_jsonl(output_path, ScoredRow, key=response_key)
+            if old.judge_error is None}
     kept: dict[int, ScoredRow] = {}
     for i, row in enumerate(rows):
-        old = done.get(_key(row))
+        old = done.get(response_key(row))
         if old is None:
             continue
         before = old.model_dump()
@@ -122,7 +191,7 @@ def score_file(
     When ``output_path`` exists (and not ``rescore``), its rows without a judge error are kept and only
     the other rows are judged: a rerun after a failed judge server completes the missing rows only.
     """
-    rows = read_jsonl(input_path, ResponseRow)
+    rows = read_jsonl(input_path, ResponseRow, key=response_key)
     kept = {} if rescore else _reusable(Path(output_path), rows)
     todo = [row for i, row in enumerate(rows) if i not in kept]
     if kept and on_batch is not None:

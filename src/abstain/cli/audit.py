@@ -21,7 +21,7 @@ from abstain.cli.score import (
     build_judge,
     close_judge,
 )
-from abstain.judges.audit import DEV_SET, Agreement, audit_rows
+from abstain.audit import DEV_SET, Agreement, audit_rows
 from abstain.schema import ResponseRow, read_jsonl
 
 

@@ -9,7 +9,7 @@ from rich.table import Table
 
 from abstain.cli.common import fail, friendly_errors, out_console, write_json
 from abstain.metrics import MetricsConfig, compute_metrics
-from abstain.schema import ScoredRow, read_jsonl
+from abstain.schema import ScoredRow, read_jsonl, response_key
 
 HEADLINE = (
     "ua.acc", "ua.du_f1", "ua.mu_f1", "r1.a_acc", "r1.a_fu", "r1.u_ref", "r1.u_clar",
@@ -48,7 +48,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Compute UA-Bench, Abstain-R1, ACA and AbstentionBench metrics of scored rows."""
         with friendly_errors():
-            rows = read_jsonl(input, ScoredRow)
+            rows = read_jsonl(input, ScoredRow, key=response_key)
             protocols = sorted({r.protocol for r in rows if r.protocol})
             if protocol is not None:
                 rows = [r for r in rows if r.protocol == protocol]

@@ -7,6 +7,8 @@ Example:
     ['answerable', 'answerable', 'unanswerable', 'unanswerable']
 """
 
+from pathlib import Path
+
 from abstain.data.loaders import BENCHMARKS, SELFAWARE_NOTICE, UMWP_PERTURBATIONS, benchmark_dir, load_benchmark
 from abstain.data.suites import (
     HELDOUT_PATH,
@@ -20,8 +22,12 @@ from abstain.data.suites import (
     select_items,
 )
 
+#: twelve hand-written responses to real UMWP and SelfAware items, for examples and first steps
+EXAMPLE_RESPONSES = Path(__file__).resolve().parent / "demo" / "responses.jsonl"
+
 __all__ = [
     "BENCHMARKS",
+    "EXAMPLE_RESPONSES",
     "HELDOUT_PATH",
     "SELFAWARE_NOTICE",
     "SUITES",

@@ -1,19 +1,28 @@
-"""Judges: answer correctness, behavior and clarification, rule-based or model-based."""
+"""Judges: answer correctness, behavior and clarification, rule-based or model-based.
 
-from abstain.judges.answer import AnswerConfig, check_answer, exact_match, math_equal, numeric_value
-from abstain.judges.base import JUDGES, Judge, Judgment, make_judge, register_judge
-from abstain.judges.rule import RuleJudge, correctness_precheck, judge_correctness
+Importing the package registers the built-in judges (``rule``, ``llm``, ``hybrid``) with
+:mod:`abstain.judges.registry`; :func:`make_judge` builds one by name.
+"""
+
+from abstain.judges.answer import (
+    AnswerConfig,
+    MathVerifyError,
+    check_answer,
+    exact_match,
+    math_equal,
+    numeric_value,
+)
+from abstain.judges.base import Judge, Judgment
 from abstain.judges.behavior import BehaviorRuling, classify_behavior, rule_behavior
 from abstain.judges.clarification import check_clarification, clarification_applies, clarification_text
+from abstain.judges.correctness import correctness_precheck, judge_correctness
+from abstain.judges.registry import JUDGES, make_judge, register_judge
+from abstain.judges.rule import RuleJudge
 from abstain.judges.llm import LLMJudge, LLMJudgeConfig, VerdictError, detect_abstention, parse_verdict
 from abstain.judges.hybrid import HybridJudge
-from abstain.judges.audit import DEV_SET, Agreement, agreement, audit_rows
 
 __all__ = [
-    "Agreement",
-    "agreement",
     "AnswerConfig",
-    "audit_rows",
     "BehaviorRuling",
     "check_answer",
     "check_clarification",
@@ -22,7 +31,6 @@ __all__ = [
     "classify_behavior",
     "correctness_precheck",
     "detect_abstention",
-    "DEV_SET",
     "exact_match",
     "HybridJudge",
     "Judge",
@@ -33,6 +41,7 @@ __all__ = [
     "LLMJudgeConfig",
     "make_judge",
     "math_equal",
+    "MathVerifyError",
     "numeric_value",
     "parse_verdict",
     "register_judge",

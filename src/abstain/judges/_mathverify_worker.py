@@ -1,7 +1,8 @@
-"""Math-Verify worker: one JSON request per stdin line, ``1``/``0`` per stdout line.
+"""Math-Verify worker: one JSON request per stdin line; ``1``, ``0`` or ``E <why>`` per stdout line.
 
 Started by :class:`abstain.judges.answer._WorkerPool` so that calls from worker threads still get
-Math-Verify's SIGALRM timeouts (they run here, on this process's main thread).
+Math-Verify's SIGALRM timeouts (they run here, on this process's main thread). A timeout or an
+exception is answered ``E …``: the caller turns it into a judge error, never into "not equal".
 """
 
 from __future__ import annotations
@@ -9,17 +10,17 @@ from __future__ import annotations
 import json
 import sys
 
-from abstain.judges.answer import _math_equal_inline
+from abstain.judges.answer import MathVerifyError, _math_equal_inline
 
 
 def main() -> None:
     for line in sys.stdin:
         req = json.loads(line)
         try:
-            ok = _math_equal_inline(req["gold"], req["pred"], int(req["timeout"]))
-        except Exception:  # noqa: BLE001 - an unparsable expression is simply not equal
-            ok = False
-        sys.stdout.write("1\n" if ok else "0\n")
+            answer = "1" if _math_equal_inline(req["gold"], req["pred"], int(req["timeout"])) else "0"
+        except MathVerifyError as exc:
+            answer = "E " + " ".join(str(exc).split())
+        sys.stdout.write(answer + "\n")
         sys.stdout.flush()
 
 

@@ -12,6 +12,10 @@ a worker thread it raises and ``verify`` silently returns False. :func:`math_equ
 inline on the main thread and, from any other thread, in worker subprocesses (each runs Math-Verify on its
 own main thread, so the timeout holds). A worker that overruns a hard deadline is killed and replaced. Either way a pathological input such as ``9^{9^{9^{9}}}`` returns within the timeout.
 
+**Errors stay errors.** A Math-Verify timeout, an exception inside it, or a worker that dies or misses
+its deadline raises :class:`MathVerifyError` — never "not equal" — and nothing about that call is
+cached; the judges turn it into a judge error of the ``correct`` field.
+
 Example:
     >>> check_answer("18.0", ["18"])
     True
@@ -36,7 +40,19 @@ import sys
 import threading
 from dataclasses import dataclass
 
-__all__ = ["AnswerConfig", "check_answer", "exact_match", "math_equal", "normalize_text", "numeric_value"]
+__all__ = [
+    "AnswerConfig",
+    "MathVerifyError",
+    "check_answer",
+    "exact_match",
+    "math_equal",
+    "normalize_text",
+    "numeric_value",
+]
+
+
+class MathVerifyError(RuntimeError):
+    """Math-Verify could not decide: it timed out, raised, or its worker died. Not a verdict."""
 
 
 @dataclass(frozen=True)
@@ -148,24 +164,29 @@ def _wrap(expr: str) -> str:
 def _mv_parse(text: str, timeout: int):  # type: ignore[no-untyped-def]
     from math_verify import parse
 
-    return parse(_wrap(text), parsing_timeout=timeout)
+    return parse(_wrap(text), parsing_timeout=timeout, raise_on_error=True)
 
 
 def _math_equal_inline(gold: str, pred: str, timeout: int) -> bool:
+    """Math-Verify on this thread (the main thread: its SIGALRM timeouts need it); errors raise."""
     from math_verify import verify
+    from math_verify.errors import TimeoutException  # a BaseException, not an Exception
 
-    g = _mv_parse(gold, timeout)
-    p = _mv_parse(pred, timeout)
-    if not g or not p:
-        return False
-    return bool(verify(g, p, timeout_seconds=timeout))
+    try:
+        g = _mv_parse(gold, timeout)
+        p = _mv_parse(pred, timeout)
+        if not g or not p:
+            return False
+        return bool(verify(g, p, timeout_seconds=timeout, raise_on_error=True))
+    except (Exception, TimeoutException) as exc:  # noqa: BLE001 - a timeout or anything sympy raises: no verdict
+        raise MathVerifyError(f"{type(exc).__name__}: {str(exc)[:200]}") from exc
 
 
 class _WorkerPool:
     """Math-Verify worker subprocesses for calls made off the main thread.
 
     Each worker is ``python -m abstain.judges._mathverify_worker``: it reads one JSON request per line
-    and answers ``1`` or ``0``, on its own main thread (so SIGALRM timeouts hold). Plain subprocesses
+    and answers ``1``, ``0`` or ``E <why>``, on its own main thread (so SIGALRM timeouts hold). Plain subprocesses
     rather than multiprocessing: nothing re-imports the caller's ``__main__`` and nothing is forked
     from a threaded process. A worker that misses the hard deadline is killed; the next call starts
     a fresh one.
@@ -187,18 +208,21 @@ class _WorkerPool:
         )
 
     @staticmethod
-    def _ask(proc: subprocess.Popen[str], gold: str, pred: str, timeout: int, deadline: float) -> bool | None:
+    def _ask(proc: subprocess.Popen[str], gold: str, pred: str, timeout: int, deadline: float) -> str:
+        """The worker's answer line, or raise :class:`MathVerifyError` (the worker is then unusable)."""
         assert proc.stdin is not None and proc.stdout is not None
         try:
             proc.stdin.write(json.dumps({"gold": gold, "pred": pred, "timeout": timeout}) + "\n")
             proc.stdin.flush()
-        except (BrokenPipeError, OSError):
-            return None
+        except (BrokenPipeError, OSError) as exc:
+            raise MathVerifyError(f"worker died before the request was sent ({exc})") from None
         ready, _, _ = select.select([proc.stdout], [], [], deadline)
         if not ready:
-            return None
+            raise MathVerifyError(f"worker missed its {deadline:g} s deadline and was killed")
         line = proc.stdout.readline().strip()
-        return None if line not in ("0", "1") else line == "1"
+        if not line:
+            raise MathVerifyError(f"worker died (exit code {proc.poll()})")
+        return line
 
     def run(self, gold: str, pred: str, timeout: int) -> bool:
         with self._slots:
@@ -209,14 +233,17 @@ class _WorkerPool:
                 proc = self._start()
             assert proc is not None
             # parse(gold) + parse(pred) + verify may each use the full timeout; a cold start imports sympy.
-            result = self._ask(proc, gold, pred, timeout, 3 * timeout + (20 if fresh else 5))
-            if result is None:
+            try:
+                line = self._ask(proc, gold, pred, timeout, 3 * timeout + (20 if fresh else 5))
+            except MathVerifyError:
                 proc.kill()
                 proc.wait()
-                return False
+                raise
             with self._lock:
                 self._idle.append(proc)
-            return result
+        if line in ("0", "1"):
+            return line == "1"
+        raise MathVerifyError(line[2:] if line.startswith("E ") else f"unreadable worker answer {line[:80]!r}")
 
     def close(self) -> None:
         with self._lock:
@@ -233,6 +260,9 @@ _POOL = _WorkerPool()
 def math_equal(gold: str, pred: str, timeout: int = DEFAULT.timeout_s) -> bool:
     """Math-Verify equivalence (gold first), correct from any thread, bounded by ``timeout``.
 
+    Raises :class:`MathVerifyError` when Math-Verify cannot decide (timeout, exception, dead worker);
+    only verdicts are cached.
+
     Example:
         >>> math_equal("\\\\frac{\\\\pi}{2}", "\\\\pi/2")
         True
@@ -243,7 +273,10 @@ def math_equal(gold: str, pred: str, timeout: int = DEFAULT.timeout_s) -> bool:
 
 
 def check_answer(pred: str, golds: list[str], config: AnswerConfig = DEFAULT) -> bool:
-    """Whether ``pred`` matches any reference in ``golds`` (see the module docstring)."""
+    """Whether ``pred`` matches any reference in ``golds`` (see the module docstring).
+
+    Raises :class:`MathVerifyError` when no reference matched and Math-Verify failed on one of them.
+    """
     pred = pred.strip()
     if not pred or not golds:
         return False
@@ -259,6 +292,15 @@ def check_answer(pred: str, golds: list[str], config: AnswerConfig = DEFAULT) ->
             continue  # two plain numbers that differ: no need for sympy
         if _MATHY.search(gold):
             need_mv.append(gold)
-    if config.use_math_verify:
-        return any(math_equal(gold, pred, config.timeout_s) for gold in need_mv)
+    if not config.use_math_verify:
+        return False
+    failure: MathVerifyError | None = None
+    for gold in need_mv:
+        try:
+            if math_equal(gold, pred, config.timeout_s):
+                return True
+        except MathVerifyError as exc:
+            failure = exc
+    if failure is not None:
+        raise failure
     return False

@@ -2,35 +2,50 @@
 
 A judge looks at a response row and its parsed :class:`~abstain.parsing.Prediction` and decides the
 fields a parser cannot: answer correctness, behavior, clarification quality. Judges work on batches
-so that an LLM judge can run its calls concurrently. A judge that cannot decide a row says so in
-``error`` — the row is then counted in ``n.judge_errors`` and left out of every metric, never guessed.
+so that an LLM judge can run its calls concurrently. A judge that cannot decide a field says why in
+``errors[field]`` — the row is then counted in ``n.judge_errors.<field>`` and left out of the metric
+families that read that field, never guessed; the fields it did decide are kept.
 
 Example:
-    >>> Judgment(correct=True, judged_by={"correct": "rule"}).error is None
-    True
+    >>> j = Judgment(correct=True, judged_by={"correct": "rule"})
+    >>> j.fail("behavior", "llm behavior: timed out")
+    >>> j.correct, j.errors
+    (True, {'behavior': 'llm behavior: timed out'})
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 from abstain.parsing import Prediction
-from abstain.schema import Behavior, ResponseRow
+from abstain.schema import JUDGED_FIELDS, Behavior, ResponseRow
 
-__all__ = ["Judge", "Judgment", "JUDGES", "make_judge", "register_judge"]
+__all__ = ["Judge", "Judgment"]
 
 
 @dataclass(slots=True)
 class Judgment:
-    """A judge's verdict on one response (``None`` = not decided / not applicable)."""
+    """A judge's verdict on one response (``None`` = not decided / not applicable).
+
+    ``errors`` maps a field (``correct``, ``behavior``, ``clarification_correct``) to why the judge could
+    not decide it; a failed field is left null.
+    """
 
     correct: bool | None = None
     behavior: Behavior | None = None
     clarification_correct: bool | None = None
-    error: str | None = None
+    errors: dict[str, str] = field(default_factory=dict)
     judged_by: dict[str, str] = field(default_factory=dict)
+
+    def fail(self, name: str, reason: str) -> None:
+        """Record that field ``name`` could not be decided (its value is cleared)."""
+        if name not in JUDGED_FIELDS:
+            raise ValueError(f"unknown judged field {name!r}; one of {JUDGED_FIELDS}")
+        setattr(self, name, None)
+        self.judged_by.pop(name, None)
+        self.errors[name] = reason
 
 
 class Judge(Protocol):
@@ -41,28 +56,3 @@ class Judge(Protocol):
     def judge(self, rows: Sequence[ResponseRow], preds: Sequence[Prediction]) -> list[Judgment]:
         """One :class:`Judgment` per row, in order."""
         ...
-
-
-JUDGES: dict[str, Callable[..., Judge]] = {}
-
-
-def register_judge(name: str) -> Callable[[Callable[..., Judge]], Callable[..., Judge]]:
-    """Register a judge factory under ``name`` so runs can be rebuilt from their config."""
-
-    def deco(factory: Callable[..., Judge]) -> Callable[..., Judge]:
-        JUDGES[name] = factory
-        return factory
-
-    return deco
-
-
-def make_judge(name: str, **options: object) -> Judge:
-    """Build a registered judge by name, e.g. ``make_judge("rule")``."""
-    # import the built-in judges so they register themselves
-    from abstain.judges import rule  # noqa: F401
-
-    try:
-        factory = JUDGES[name]
-    except KeyError:
-        raise ValueError(f"unknown judge {name!r}; choose one of {sorted(JUDGES)}") from None
-    return factory(**options)

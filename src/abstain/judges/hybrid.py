@@ -2,7 +2,7 @@
 
 * correctness: the rule comparison decides when it says *correct*, or when both the answer and every
   reference are plain numbers (then "different" is certain too); other mismatches (words, units,
-  expressions the rules may not equate) go to the LLM.
+  expressions the rules may not equate) and Math-Verify failures go to the LLM.
 * behavior: :func:`abstain.judges.behavior.rule_behavior` decides when it is certain (a boxed refusal
   token, a boxed question, a bare boxed number with no hedging); everything else goes to the LLM.
 * clarification: the structured-gap rule (:func:`abstain.judges.clarification.check_clarification`)
@@ -27,11 +27,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from abstain.judges.answer import DEFAULT, AnswerConfig, check_answer, numeric_value
+from typing import Any
+
+from abstain.judges.answer import DEFAULT, AnswerConfig, MathVerifyError, check_answer, numeric_value
 from abstain.judges.behavior import rule_behavior
 from abstain.judges.clarification import check_clarification
+from abstain.judges.correctness import correctness_precheck
 from abstain.judges.llm import Decided, LLMJudge, Plan
-from abstain.judges.rule import correctness_precheck
+from abstain.judges.registry import register_judge
 from abstain.parsing import Prediction
 from abstain.schema import ResponseRow
 
@@ -49,8 +52,11 @@ class HybridJudge(LLMJudge):
         if correctness_precheck(row, pred, self.config.lenient_format) is not None:
             return super().plan_correct(row, pred)
         answer = pred.answer or ""
-        if check_answer(answer, row.answers, self.answer):
-            return Decided("correct", True, "rule")
+        try:
+            if check_answer(answer, row.answers, self.answer):
+                return Decided("correct", True, "rule")
+        except MathVerifyError:  # the rules could not decide: the LLM's job
+            return super().plan_correct(row, pred)
         if numeric_value(answer) is not None and all(numeric_value(a) is not None for a in row.answers):
             return Decided("correct", False, "rule")
         return super().plan_correct(row, pred)
@@ -70,3 +76,8 @@ class HybridJudge(LLMJudge):
         if verdict is not None:
             return Decided("clarification_correct", verdict, "rule")
         return super().plan_clarification(row, pred)
+
+
+@register_judge("hybrid")
+def _hybrid_factory(**options: Any) -> HybridJudge:
+    return HybridJudge.from_options(**options)

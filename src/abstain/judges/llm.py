@@ -33,11 +33,14 @@ from typing import Any, Literal
 
 from abstain.judges.base import Judgment
 from abstain.judges.clarification import clarification_applies, clarification_messages, clarification_text
+from abstain.judges.correctness import correctness_precheck
 from abstain.judges.prompts import ABSTENTION, ANSWER_CORRECTNESS, BEHAVIOR, CLARIFICATION, judge_messages
-from abstain.judges.rule import correctness_precheck
+from abstain.judges.registry import register_judge
+from abstain.judges.rule import wants_behavior
 from abstain.llm import JUDGE_ENV, ChatClient, ClientConfig, resolve_endpoint
+from abstain.outcomes import BehaviorScope, as_behavior, behavior_scope
 from abstain.parsing import Prediction
-from abstain.schema import Behavior, ResponseRow
+from abstain.schema import ResponseRow
 
 __all__ = ["Ask", "Decided", "LLMJudge", "LLMJudgeConfig", "VerdictError", "detect_abstention", "parse_verdict"]
 
@@ -82,7 +85,7 @@ Plan = Ask | Decided | None
 
 _CONVERT = {
     "correct": lambda token: token == "Yes",
-    "behavior": Behavior,
+    "behavior": as_behavior,
     "clarification_correct": lambda token: token == "Correct",
 }
 
@@ -98,10 +101,15 @@ class LLMJudgeConfig:
         max_quote_chars: longest quoted model text (longer text keeps its end).
     """
 
-    behaviors: Literal["unanswerable", "all", "none"] = "unanswerable"
+    behaviors: BehaviorScope | str = BehaviorScope.UNANSWERABLE
     lenient_format: bool = False
     clarification: bool = True
     max_quote_chars: int = 6000
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "behaviors", behavior_scope(self.behaviors))
+        if self.max_quote_chars < 100:
+            raise ValueError("max_quote_chars must be >= 100 (the judge needs to see the response)")
 
 
 @dataclass
@@ -130,13 +138,13 @@ class LLMJudge:
     # -- what to ask, per field (the hybrid judge overrides these to try rules first) -----------------
 
     def wants_behavior(self, row: ResponseRow) -> bool:
-        return self.config.behaviors == "all" or (self.config.behaviors == "unanswerable" and row.label == "unanswerable")
+        return wants_behavior(behavior_scope(self.config.behaviors), row)
 
     def plan_correct(self, row: ResponseRow, pred: Prediction) -> Plan:
         decided = correctness_precheck(row, pred, self.config.lenient_format)
         if decided is not None:
-            if decided.error:
-                return Decided("correct", error=decided.error)
+            if "correct" in decided.errors:
+                return Decided("correct", error=decided.errors["correct"])
             return Decided("correct", decided.correct, decided.judged_by.get("correct"))
         messages = judge_messages(
             ANSWER_CORRECTNESS,
@@ -166,7 +174,6 @@ class LLMJudge:
 
     def judge(self, rows: Sequence[ResponseRow], preds: Sequence[Prediction]) -> list[Judgment]:
         judgments = [Judgment() for _ in rows]
-        errors: list[list[str]] = [[] for _ in rows]
         asks: list[tuple[int, Ask]] = []
         for i, (row, pred) in enumerate(zip(rows, preds, strict=True)):
             for plan in (self.plan_correct(row, pred), self.plan_behavior(row, pred), self.plan_clarification(row, pred)):
@@ -174,7 +181,7 @@ class LLMJudge:
                     asks.append((i, plan))
                 elif isinstance(plan, Decided):
                     if plan.error:
-                        errors[i].append(plan.error)
+                        judgments[i].fail(plan.field, plan.error)
                     elif plan.value is not None:
                         setattr(judgments[i], plan.field, plan.value)
                         judgments[i].judged_by[plan.field] = plan.source or "rule"
@@ -182,18 +189,15 @@ class LLMJudge:
         results = self.client.chat_many([ask.messages for _, ask in asks])
         for (i, ask), result in zip(asks, results, strict=True):
             if not result.ok:
-                errors[i].append(f"llm {ask.field}: {result.error}")
+                judgments[i].fail(ask.field, f"llm {ask.field}: {result.error}")
                 continue
             try:
                 token = parse_verdict(result.text or "", ask.allowed)
             except VerdictError as exc:
-                errors[i].append(f"llm {ask.field}: {exc}")
+                judgments[i].fail(ask.field, f"llm {ask.field}: {exc}")
                 continue
             setattr(judgments[i], ask.field, _CONVERT[ask.field](token))
             judgments[i].judged_by[ask.field] = "llm"
-        for judgment, errs in zip(judgments, errors, strict=True):
-            if errs:
-                judgment.error = "; ".join(errs)
         return judgments
 
     def close(self) -> None:
@@ -217,3 +221,8 @@ def detect_abstention(client: ChatClient, rows: Sequence[ResponseRow], max_chars
         except VerdictError as exc:
             out.append(f"llm abstention: {exc}")
     return out
+
+
+@register_judge("llm")
+def _llm_factory(**options: Any) -> LLMJudge:
+    return LLMJudge.from_options(**options)

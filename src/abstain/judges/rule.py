@@ -7,8 +7,6 @@
   :func:`abstain.judges.behavior.classify_behavior` and
   :func:`abstain.judges.clarification.check_clarification` unless replaced.
 
-The ``llm`` and ``hybrid`` judges are registered here too (built lazily, see :mod:`abstain.judges.llm`).
-
 Example:
     >>> from abstain.parsing import parse_response
     >>> from abstain.schema import ResponseRow
@@ -16,49 +14,36 @@ Example:
     ...                   response="\\\\boxed{4}", model="m")
     >>> RuleJudge().judge([row], [parse_response(row.response)])[0].correct
     True
+    >>> RuleJudge(behaviors="al")
+    Traceback (most recent call last):
+    ...
+    ValueError: behaviors must be one of unanswerable, all, none - not 'al'
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
-from abstain.judges.answer import DEFAULT, AnswerConfig, check_answer
-from abstain.judges.base import Judge, Judgment, register_judge
+from abstain.judges.answer import DEFAULT, AnswerConfig
+from abstain.judges.base import Judgment
 from abstain.judges.behavior import classify_behavior as rule_classify_behavior
 from abstain.judges.clarification import check_clarification as rule_check_clarification
+from abstain.judges.correctness import judge_correctness
+from abstain.judges.registry import register_judge
+from abstain.outcomes import BehaviorScope, behavior_scope
 from abstain.parsing import Prediction
-from abstain.schema import Behavior, Pred, ResponseRow
+from abstain.schema import Behavior, ResponseRow
 
-__all__ = ["RuleJudge", "correctness_precheck", "judge_correctness"]
+__all__ = ["RuleJudge"]
 
 BehaviorFn = Callable[[ResponseRow, Prediction], Behavior | None]
 ClarificationFn = Callable[[ResponseRow, Prediction], bool | None]
 
 
-def correctness_precheck(row: ResponseRow, pred: Prediction, lenient_format: bool = False) -> Judgment | None:
-    """Correctness decided without comparing answers (refusal, label, format, no reference), or None
-    when the answer has to be compared with the references (by rules or by an LLM judge)."""
-    if pred.pred is not Pred.ANSWER:
-        return Judgment()
-    if row.label == "unanswerable":  # nothing to get right: any definite answer is wrong
-        return Judgment(correct=False, judged_by={"correct": "label"})
-    if not row.answers:
-        return Judgment(error="answerable row has no reference answers")
-    if not pred.format_ok and not lenient_format:
-        return Judgment(correct=False, judged_by={"correct": "format"})
-    return None
-
-
-def judge_correctness(
-    row: ResponseRow, pred: Prediction, config: AnswerConfig = DEFAULT, lenient_format: bool = False
-) -> Judgment:
-    """Rule-decided correctness of one row (``correct`` stays None when the row refused)."""
-    decided = correctness_precheck(row, pred, lenient_format)
-    if decided is not None:
-        return decided
-    return Judgment(correct=check_answer(pred.answer or "", row.answers, config), judged_by={"correct": "rule"})
+def wants_behavior(scope: BehaviorScope, row: ResponseRow) -> bool:
+    """Whether ``row`` gets a behavior label under ``scope``."""
+    return scope is BehaviorScope.ALL or (scope is BehaviorScope.UNANSWERABLE and row.label == "unanswerable")
 
 
 @dataclass
@@ -68,7 +53,8 @@ class RuleJudge:
     Attributes:
         answer: answer comparison settings.
         lenient_format: judge the tail of responses without a box instead of marking them wrong.
-        behaviors: which rows get a behavior label: ``unanswerable`` rows, ``all`` or ``none``.
+        behaviors: which rows get a behavior label: ``unanswerable`` rows, ``all`` or ``none``
+            (:class:`~abstain.outcomes.BehaviorScope`; anything else is an error).
         classify_behavior: behavior rules (default :func:`~abstain.judges.behavior.classify_behavior`;
             None leaves ``behavior`` null).
         check_clarification: clarification rules (default
@@ -77,19 +63,20 @@ class RuleJudge:
 
     answer: AnswerConfig = DEFAULT
     lenient_format: bool = False
-    behaviors: Literal["unanswerable", "all", "none"] = "unanswerable"
+    behaviors: BehaviorScope | str = BehaviorScope.UNANSWERABLE
     classify_behavior: BehaviorFn | None = rule_classify_behavior
     check_clarification: ClarificationFn | None = rule_check_clarification
     name: str = "rule"
 
+    def __post_init__(self) -> None:
+        self.behaviors = behavior_scope(self.behaviors)
+
     def judge(self, rows: Sequence[ResponseRow], preds: Sequence[Prediction]) -> list[Judgment]:
         out = []
+        scope = behavior_scope(self.behaviors)
         for row, pred in zip(rows, preds, strict=True):
             j = judge_correctness(row, pred, self.answer, self.lenient_format)
-            wants_behavior = self.behaviors == "all" or (
-                self.behaviors == "unanswerable" and row.label == "unanswerable"
-            )
-            if wants_behavior and self.classify_behavior is not None:
+            if wants_behavior(scope, row) and self.classify_behavior is not None:
                 j.behavior = self.classify_behavior(row, pred)
                 if j.behavior is not None:
                     j.judged_by["behavior"] = "rule"
@@ -104,17 +91,3 @@ class RuleJudge:
 @register_judge("rule")
 def _rule_factory(**options: object) -> RuleJudge:
     return RuleJudge(**options)  # type: ignore[arg-type]
-
-
-@register_judge("llm")
-def _llm_factory(**options: object) -> Judge:
-    from abstain.judges.llm import LLMJudge
-
-    return LLMJudge.from_options(**options)
-
-
-@register_judge("hybrid")
-def _hybrid_factory(**options: object) -> Judge:
-    from abstain.judges.hybrid import HybridJudge
-
-    return HybridJudge.from_options(**options)

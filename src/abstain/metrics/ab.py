@@ -1,12 +1,13 @@
 """AbstentionBench / TIAR: abstention as the positive class.
 
-``should_abstain`` = the item is unanswerable; ``is_abstention`` = ``pred != ANSWER`` or the behavior
-is ABS, COND or ELICIT (asking or answering conditionally is not answering)::
+``should_abstain`` = the item is unanswerable; an abstention is :func:`abstain.outcomes.is_abstention`
+(``pred != ANSWER`` or the behavior is ABS, COND or ELICIT: asking or answering conditionally is not
+answering)::
 
     precision = |abstained & unanswerable| / |abstained|
     recall    = |abstained & unanswerable| / |unanswerable|
     f1        = harmonic mean
-    accuracy  = correct answerable / |A|
+    accuracy  = correct answerable / |A|       (:func:`ab_accuracy`: needs only the correctness judgment)
 
 Example:
     >>> import numpy as np
@@ -20,25 +21,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from abstain.metrics.counts import ABST_BEHAVIORS, ANS, ANSWER, DU, MU, TRUE, UNANS, f1, ratio, total
+from abstain.metrics.counts import ABSTAINED, ANS, CORRECT, UNANS, count, f1, ratio, total
 
-__all__ = ["ab_metrics", "abstained"]
-
-
-def abstained(c: np.ndarray, label: int) -> np.ndarray:
-    """Rows of ``label`` that abstain: refused, or answered by asking/conditioning/abstaining."""
-    return total(c, label=label, pred=[DU, MU]) + total(c, label=label, pred=ANSWER, behavior=ABST_BEHAVIORS)
+__all__ = ["ab_accuracy", "ab_metrics"]
 
 
 def ab_metrics(c: np.ndarray) -> dict[str, np.ndarray]:
-    """AbstentionBench metrics from a count tensor."""
-    tp = abstained(c, UNANS)
-    fp = abstained(c, ANS)
-    precision = ratio(tp, tp + fp)
+    """Abstention precision, recall and F1 from a count tensor."""
+    tp = count(c, ABSTAINED, label=UNANS)
+    precision = ratio(tp, count(c, ABSTAINED))
     recall = ratio(tp, total(c, label=UNANS))
-    return {
-        "precision": precision,
-        "recall": recall,
-        "f1": f1(precision, recall),
-        "accuracy": ratio(total(c, label=ANS, pred=ANSWER, correct=TRUE), total(c, label=ANS)),
-    }
+    return {"precision": precision, "recall": recall, "f1": f1(precision, recall)}
+
+
+def ab_accuracy(c: np.ndarray) -> dict[str, np.ndarray]:
+    """Accuracy on answerable rows from a count tensor."""
+    return {"accuracy": ratio(count(c, CORRECT, label=ANS), total(c, label=ANS))}

@@ -6,9 +6,10 @@ Over unanswerable rows that carry a behavior label::
     behavior_reward = mean of V(B), V = {ELICIT 1.0, COND 0.6, ABS 0.3, EA -0.3, SH -1.0} (the paper's)
     behavior_score  = mean of S(B), S = {ELICIT 1.0, COND 0.75, ABS 0.5, EA 0.0, SH 0.0} by default
 
-and over all unanswerable rows ``idk_score = refused / N``. The paper's Table 9 values for S are not
-in its text; the default above is consistent with its reported IDK-RL numbers and is configurable
-(:class:`BehaviorValues`).
+and over all unanswerable rows ``idk_score = refused / N`` (:func:`idk_metrics`, which needs no behavior
+judgment). V and S are :data:`abstain.outcomes.BEHAVIOR_REWARD` and :data:`~abstain.outcomes.BEHAVIOR_SCORE`;
+the paper's Table 9 values for S are not in its text; the default above is consistent with its reported
+IDK-RL numbers and is configurable (:class:`BehaviorValues`).
 
 Example:
     >>> import numpy as np
@@ -16,51 +17,50 @@ Example:
     >>> c = np.zeros(SHAPE); c[1, 0, 0, 1, 0] = 1; c[1, 0, 0, 5, 0] = 1
     >>> float(aca_metrics(c)["behavior_reward"])
     0.0
+    >>> BehaviorValues(score={"SH": 0, "EA": 0, "ABS": 1, "COND": 1, "ELICIT": 1}).score[Behavior.ABS]
+    1.0
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 
-from abstain.metrics.counts import BEHAVIORS, DU, MU, UNANS, ratio, total
+from abstain.metrics.counts import BEHAVIORS, REFUSED, UNANS, count, ratio, total
+from abstain.outcomes import BEHAVIOR_REWARD, BEHAVIOR_SCORE, Behavior, behavior_values
 
-__all__ = ["BEHAVIOR_REWARD", "BEHAVIOR_SCORE", "BehaviorValues", "aca_metrics"]
-
-BEHAVIOR_REWARD: Mapping[str, float] = MappingProxyType(
-    {"ELICIT": 1.0, "COND": 0.6, "ABS": 0.3, "EA": -0.3, "SH": -1.0}
-)
-BEHAVIOR_SCORE: Mapping[str, float] = MappingProxyType(
-    {"ELICIT": 1.0, "COND": 0.75, "ABS": 0.5, "EA": 0.0, "SH": 0.0}
-)
+__all__ = ["BEHAVIOR_REWARD", "BEHAVIOR_SCORE", "BehaviorValues", "aca_metrics", "idk_metrics"]
 
 
 @dataclass(frozen=True)
 class BehaviorValues:
-    """Per-behavior values for ACA's reward (V) and Behavior Score (S)."""
+    """Per-behavior values for ACA's reward (V) and Behavior Score (S), keyed by :class:`Behavior`.
 
-    reward: Mapping[str, float] = field(default_factory=lambda: dict(BEHAVIOR_REWARD))
-    score: Mapping[str, float] = field(default_factory=lambda: dict(BEHAVIOR_SCORE))
+    Names are accepted (``{"ELICIT": 1.0, ...}``); every behavior needs a value.
+    """
+
+    reward: Mapping[Any, float] = field(default_factory=lambda: dict(BEHAVIOR_REWARD))
+    score: Mapping[Any, float] = field(default_factory=lambda: dict(BEHAVIOR_SCORE))
 
     def __post_init__(self) -> None:
-        for name, values in (("reward", self.reward), ("score", self.score)):
-            missing = set(BEHAVIORS) - set(values)
-            if missing:
-                raise ValueError(f"behavior {name} values miss {sorted(missing)}; give all of {BEHAVIORS}")
+        object.__setattr__(self, "reward", behavior_values(self.reward, "reward"))
+        object.__setattr__(self, "score", behavior_values(self.score, "score"))
 
 
 def aca_metrics(c: np.ndarray, values: BehaviorValues | None = None) -> dict[str, np.ndarray]:
-    """ACA metrics from a count tensor (unanswerable rows only)."""
+    """The behavior distribution, reward and score from a count tensor (unanswerable rows only)."""
     values = values or BehaviorValues()
     per = {b: total(c, label=UNANS, behavior=i + 1) for i, b in enumerate(BEHAVIORS)}
     labelled = sum(per.values())
-    out = {f"dist.{b}": ratio(per[b], labelled) for b in BEHAVIORS}
+    out = {f"dist.{b.value}": ratio(per[b], labelled) for b in BEHAVIORS}
     out["behavior_reward"] = ratio(sum(values.reward[b] * per[b] for b in BEHAVIORS), labelled)
     out["behavior_score"] = ratio(sum(values.score[b] * per[b] for b in BEHAVIORS), labelled)
-    out["idk_score"] = ratio(total(c, label=UNANS, pred=[DU, MU]), total(c, label=UNANS))
     return out
 
 
+def idk_metrics(c: np.ndarray) -> dict[str, np.ndarray]:
+    """ACA's IDK score: refused unanswerable / N."""
+    return {"idk_score": ratio(count(c, REFUSED, label=UNANS), total(c, label=UNANS))}

@@ -3,8 +3,10 @@
 The result is one flat dict whose keys are the documented metric names (``ua.du_f1``,
 ``r1.u_clar_c``, ``aca.by_perturbation.entity_disruption.behavior_score``,
 ``by_category.reasoning.ab.f1`` …), each with ``<key>_ci = [low, high]``; undefined values
-(zero denominators) are ``None``. Rows with a ``judge_error`` are counted in ``n.judge_errors`` and
-left out of every other number.
+(zero denominators) are ``None``. A judge error is kept per field: a row whose ``correct``,
+``behavior`` or ``clarification_correct`` the judge failed to decide is left out of the metric
+families that read that field (:data:`FAMILIES`) and counted in ``n.judge_errors.<field>``; the other
+families still count it. ``n.judge_errors`` counts the rows with any error.
 
 Example:
     >>> from abstain.schema import ScoredRow
@@ -23,14 +25,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from abstain.metrics.aca import BehaviorValues, aca_metrics
-from abstain.metrics.ab import ab_metrics
-from abstain.metrics.counts import Counts
-from abstain.metrics.r1 import r1_metrics
+from abstain.metrics.aca import BehaviorValues, aca_metrics, idk_metrics
+from abstain.metrics.ab import ab_accuracy, ab_metrics
+from abstain.metrics.counts import SHAPE, Counts, keep_fields
+from abstain.metrics.r1 import r1_clarification_metrics, r1_metrics
 from abstain.metrics.ua import ua_metrics
-from abstain.schema import ScoredRow
+from abstain.schema import JUDGED_FIELDS, ScoredRow
 
-__all__ = ["MetricsConfig", "compute_metrics", "metric_block"]
+__all__ = ["FAMILIES", "Family", "MetricsConfig", "compute_metrics", "metric_block"]
 
 Value = float | int | list[float] | None
 
@@ -58,13 +60,34 @@ class MetricsConfig:
             raise ValueError("confidence must be in (0, 1), e.g. 0.95")
 
 
-def _families(config: MetricsConfig, has_clar: bool) -> list[tuple[str, Callable[[np.ndarray], dict]]]:
-    return [
-        ("ua", ua_metrics),
-        ("r1", lambda c: r1_metrics(c, has_clarification=has_clar)),
-        ("aca", lambda c: aca_metrics(c, config.behavior_values)),
-        ("ab", ab_metrics),
-    ]
+@dataclass(frozen=True)
+class Family:
+    """A group of metrics under one prefix, and the judged fields it reads.
+
+    ``fn(tensor, config, has_clarification)`` returns name -> values; rows whose judge failed on one of
+    ``needs`` are left out of its tensor.
+    """
+
+    prefix: str
+    fn: Callable[[np.ndarray, MetricsConfig, bool], dict[str, np.ndarray]]
+    needs: tuple[str, ...]
+
+
+#: every metric family, in output order, with the judged fields each one reads
+FAMILIES: tuple[Family, ...] = (
+    Family("ua", lambda c, cfg, clar: ua_metrics(c), ("correct",)),
+    Family("r1", lambda c, cfg, clar: r1_metrics(c), ("correct",)),
+    Family("r1", lambda c, cfg, clar: r1_clarification_metrics(c, clar), ("correct", "clarification_correct")),
+    Family("aca", lambda c, cfg, clar: aca_metrics(c, cfg.behavior_values), ("behavior",)),
+    Family("aca", lambda c, cfg, clar: idk_metrics(c), ()),
+    Family("ab", lambda c, cfg, clar: ab_metrics(c), ("behavior",)),
+    Family("ab", lambda c, cfg, clar: ab_accuracy(c), ("correct",)),
+)
+
+
+def _kept(c: np.ndarray, needs: tuple[str, ...]) -> np.ndarray:
+    flat = c.reshape(c.shape[: c.ndim - len(SHAPE)] + (-1,)) * keep_fields(needs)
+    return flat.reshape(c.shape)
 
 
 def _point(value: np.ndarray) -> float | None:
@@ -84,7 +107,7 @@ def _interval(samples: np.ndarray, confidence: float) -> list[float] | None:
 def _with_cis(
     rows: Sequence[ScoredRow], config: MetricsConfig, prefix: str = "", only: str | None = None
 ) -> dict[str, Value]:
-    """Metric families (all, or ``only`` one) and their CIs for rows with no judge error."""
+    """Metric families (all, or ``only`` one) and their CIs; each family skips rows missing a field it needs."""
     counts = Counts.from_rows(rows)
     point_c = counts.tensor
     has_clar = any(r.clarification_correct is not None for r in rows)
@@ -94,13 +117,13 @@ def _with_cis(
         seed = [config.seed, *prefix.encode()]
         boot_c = counts.bootstrap(config.resamples, np.random.default_rng(seed))
     out: dict[str, Value] = {}
-    for family, fn in _families(config, has_clar):
-        if only is not None and family != only:
+    for family in FAMILIES:
+        if only is not None and family.prefix != only:
             continue
-        point = fn(point_c)
-        boot = fn(boot_c) if boot_c is not None else {}
+        point = family.fn(_kept(point_c, family.needs), config, has_clar)
+        boot = family.fn(_kept(boot_c, family.needs), config, has_clar) if boot_c is not None else {}
         for name, value in point.items():
-            key = f"{family}.{name}"
+            key = f"{family.prefix}.{name}"
             out[key] = _point(value)
             out[f"{key}_ci"] = (
                 _interval(boot[name], config.confidence) if name in boot and out[key] is not None else None
@@ -110,16 +133,17 @@ def _with_cis(
 
 def metric_block(rows: Sequence[ScoredRow], config: MetricsConfig, prefix: str = "") -> dict[str, Value]:
     """Every metric family, ACA per perturbation, and the counts for one group of rows."""
-    ok = [r for r in rows if r.judge_error is None]
-    out = _with_cis(ok, config, prefix)
-    perturbations = sorted({r.perturbation for r in ok if r.label == "unanswerable" and r.perturbation})
-    for name in perturbations:
-        group = [r for r in ok if r.label == "unanswerable" and r.perturbation == name]
+    out = _with_cis(rows, config, prefix)
+    unanswerable = [r for r in rows if r.label == "unanswerable"]
+    for name in sorted({r.perturbation for r in unanswerable if r.perturbation}):
+        group = [r for r in unanswerable if r.perturbation == name]
         for key, value in _with_cis(group, config, f"{prefix}p:{name}", only="aca").items():
             out[f"aca.by_perturbation.{name}.{key[4:]}"] = value
-    out["n.answerable"] = sum(r.label == "answerable" for r in ok)
-    out["n.unanswerable"] = sum(r.label == "unanswerable" for r in ok)
-    out["n.judge_errors"] = len(rows) - len(ok)
+    out["n.answerable"] = len(rows) - len(unanswerable)
+    out["n.unanswerable"] = len(unanswerable)
+    out["n.judge_errors"] = sum(bool(r.judge_errors) for r in rows)
+    for name in JUDGED_FIELDS:
+        out[f"n.judge_errors.{name}"] = sum(name in r.judge_errors for r in rows)
     out["n.format_errors"] = sum(not r.format_ok for r in rows)
     return out
 

@@ -8,7 +8,7 @@ Example:
 
 from abstain.report.plots import PLOTS, behavior_plot, f1_plot, refusal_accuracy_plot
 from abstain.report.render import write_compare, write_report
-from abstain.report.summary import outcome, run_metrics
+from abstain.report.summary import outcome_label, run_metrics
 from abstain.report.tables import Cell, Column, RunView, Table, columns, load_run, metric_table, report_tables
 
 __all__ = [
@@ -22,7 +22,7 @@ __all__ = [
     "f1_plot",
     "load_run",
     "metric_table",
-    "outcome",
+    "outcome_label",
     "refusal_accuracy_plot",
     "report_tables",
     "run_metrics",

@@ -32,7 +32,8 @@ __all__ = ["PLOTS", "behavior_plot", "f1_plot", "refusal_accuracy_plot"]
 
 COLORS = {
     "correct": "#2e7d32", "wrong": "#c62828", "answered": "#c62828", "no_box": "#9e9e9e",
-    "DATA_UNCERTAIN": "#1565c0", "MODEL_UNCERTAIN": "#f9a825", "judge_error": "#000000",
+    "DATA_UNCERTAIN": "#1565c0", "MODEL_UNCERTAIN": "#f9a825", "abstained": "#7e57c2",
+    "judge_error": "#000000",
     "SH": "#c62828", "EA": "#ef6c00", "ABS": "#f9a825", "COND": "#26a69a", "ELICIT": "#1565c0",
     "unlabeled": "#e0e0e0",
 }

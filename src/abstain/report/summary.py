@@ -26,33 +26,37 @@ from typing import Any
 
 from abstain.data.suites import benchmark_of
 from abstain.metrics import MetricsConfig, compute_metrics
-from abstain.schema import ScoredRow
+from abstain.outcomes import Outcome, is_refusal, outcome
+from abstain.schema import Behavior, ScoredRow
 
-__all__ = ["ANSWERABLE_OUTCOMES", "BEHAVIOR_OUTCOMES", "UNANSWERABLE_OUTCOMES", "outcome", "run_metrics"]
+__all__ = ["ANSWERABLE_OUTCOMES", "BEHAVIOR_OUTCOMES", "UNANSWERABLE_OUTCOMES", "outcome_label", "run_metrics"]
 
-ANSWERABLE_OUTCOMES = ("correct", "wrong", "no_box", "DATA_UNCERTAIN", "MODEL_UNCERTAIN", "judge_error")
-UNANSWERABLE_OUTCOMES = ("answered", "no_box", "DATA_UNCERTAIN", "MODEL_UNCERTAIN", "judge_error")
-BEHAVIOR_OUTCOMES = ("SH", "EA", "ABS", "COND", "ELICIT", "unlabeled")
+ANSWERABLE_OUTCOMES = ("correct", "wrong", "no_box", "DATA_UNCERTAIN", "MODEL_UNCERTAIN", "abstained", "judge_error")
+UNANSWERABLE_OUTCOMES = ("answered", "no_box", "DATA_UNCERTAIN", "MODEL_UNCERTAIN", "abstained", "judge_error")
+BEHAVIOR_OUTCOMES = (*(b.value for b in Behavior), "unlabeled")
 RUN_FIELDS = ("model", "suite", "data", "limit", "items", "protocols", "samples", "temperature", "max_tokens",
               "judge", "shots", "shots_unanswerable")
 
 
-def _value(x: object) -> str | None:
-    return None if x is None else str(getattr(x, "value", x))
+def outcome_label(row: ScoredRow) -> str:
+    """What one row did, in the words of the distribution plot: :func:`abstain.outcomes.outcome`, refined.
 
-
-def outcome(row: ScoredRow) -> str:
-    """What one row did, in the words of the distribution plot."""
-    pred = _value(row.pred)
-    if row.judge_error is not None:
+    ``judge_error`` = unscored; a refusal shows its token (``DATA_UNCERTAIN`` / ``MODEL_UNCERTAIN``);
+    ``abstained`` = asked, conditioned or abstained without a refusal box; a wrong answer without a box
+    is ``no_box``; a definite answer to an unanswerable item is ``answered``.
+    """
+    result = outcome(row)
+    if result is Outcome.UNSCORED:
         return "judge_error"
-    if pred != "ANSWER":
-        return str(pred)
+    if is_refusal(row):
+        return str(getattr(row.pred, "value", row.pred))
+    if result is Outcome.ABSTAIN:
+        return "abstained"
+    if result is Outcome.CORRECT:
+        return "correct"
     if not row.format_ok:
         return "no_box"
-    if row.label == "unanswerable":
-        return "answered"
-    return "correct" if row.correct else "wrong"
+    return "answered" if row.label == "unanswerable" else "wrong"
 
 
 def _distribution(rows: Sequence[ScoredRow]) -> dict[str, dict[str, int]]:
@@ -61,10 +65,10 @@ def _distribution(rows: Sequence[ScoredRow]) -> dict[str, dict[str, int]]:
     behavior = dict.fromkeys(BEHAVIOR_OUTCOMES, 0)
     for row in rows:
         if row.label == "answerable":
-            answerable[outcome(row)] += 1
+            answerable[outcome_label(row)] += 1
         else:
-            unanswerable[outcome(row)] += 1
-            behavior[_value(row.behavior) or "unlabeled"] += 1
+            unanswerable[outcome_label(row)] += 1
+            behavior[str(getattr(row.behavior, "value", row.behavior)) if row.behavior is not None else "unlabeled"] += 1
     return {"answerable": answerable, "unanswerable": unanswerable, "behavior": behavior}
 
 

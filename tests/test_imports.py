@@ -1,0 +1,126 @@
+"""Every module imports cleanly in a fresh interpreter, and module-level imports form no cycle.
+
+A cycle hides until a user imports the modules in an unlucky order (``from abstain.scoring import
+score_rows`` once failed that way), so two checks: each ``abstain.*`` module is imported first, alone, in
+its own subprocess; and the graph of module-level imports inside the package is acyclic.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+PACKAGE = SRC / "abstain"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+MODULES = sorted(_module_name(p) for p in PACKAGE.rglob("*.py"))
+
+
+def _is_package(name: str) -> bool:
+    return (SRC / Path(*name.split(".")) / "__init__.py").exists()
+
+
+def _resolve(current: str, node: ast.ImportFrom) -> str:
+    if not node.level:
+        return node.module or ""
+    base = current.split(".")
+    base = base if _is_package(current) else base[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join(base + ([node.module] if node.module else []))
+
+
+def module_level_imports(name: str) -> set[str]:
+    """abstain modules that ``name`` imports when it is imported (not inside functions)."""
+    path = SRC / Path(*name.split("."))
+    path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found: set[str] = set()
+    known = set(MODULES)
+
+    def visit(body: list[ast.stmt]) -> None:
+        for node in body:
+            if isinstance(node, ast.Import):
+                found.update(a.name for a in node.names if a.name in known)
+            elif isinstance(node, ast.ImportFrom):
+                target = _resolve(name, node)
+                for alias in node.names:
+                    sub = f"{target}.{alias.name}"
+                    found.add(sub if sub in known else target)
+            elif isinstance(node, (ast.If, ast.Try)):
+                visit(node.body)
+                visit(node.orelse)
+                for handler in getattr(node, "handlers", []):
+                    visit(handler.body)
+            # imports inside functions and classes run later, on use: they cannot make an import cycle
+    visit(tree.body)
+    # Python initializes every parent package before a submodule: importing abstain.judges.base from
+    # outside abstain.judges runs abstain/judges/__init__.py first (the cycle that once broke
+    # `from abstain.scoring import score_rows`). From inside the package the parent is already set up.
+    for target in list(found):
+        parts = target.split(".")
+        for i in range(2, len(parts)):
+            parent = ".".join(parts[:i])
+            if not (name == parent or name.startswith(parent + ".")):
+                found.add(parent)
+    return {m for m in found if m in known and m != name}
+
+
+def test_the_package_is_found():
+    assert "abstain.scoring" in MODULES and "abstain.outcomes" in MODULES and len(MODULES) > 60
+
+
+def test_module_level_imports_form_no_cycle():
+    graph = {m: module_level_imports(m) for m in MODULES}
+    state: dict[str, int] = {}  # 1 = on the current path, 2 = done
+    path: list[str] = []
+
+    def walk(node: str) -> None:
+        state[node] = 1
+        path.append(node)
+        for nxt in sorted(graph[node]):
+            if state.get(nxt) == 1:
+                cycle = path[path.index(nxt):] + [nxt]
+                pytest.fail("import cycle: " + " -> ".join(cycle))
+            if nxt not in state:
+                walk(nxt)
+        path.pop()
+        state[node] = 2
+
+    for module in MODULES:
+        if module not in state:
+            walk(module)
+
+
+def _import_alone(module: str) -> tuple[str, int, str]:
+    proc = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True, text=True, timeout=300)
+    return module, proc.returncode, proc.stderr[-2000:]
+
+
+def test_every_module_imports_first_in_a_fresh_interpreter():
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        results = list(pool.map(_import_alone, MODULES))
+    failures = [f"{module}:\n{err}" for module, code, err in results if code != 0]
+    assert not failures, "\n\n".join(failures)
+
+
+def test_light_modules_do_not_load_torch_or_a_judge_client():
+    code = (
+        "import sys, abstain, abstain.outcomes, abstain.parsing, abstain.metrics, abstain.scoring; "
+        "heavy = [m for m in ('torch', 'transformers', 'trl') if m in sys.modules]; "
+        "print(heavy)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.strip() == "[]"
