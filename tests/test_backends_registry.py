@@ -74,3 +74,18 @@ def test_template_think_prefix():
     assert template_think_prefix("<|Assistant|><think>\n") == "<think>\n"
     assert template_think_prefix("<|im_start|>assistant\n") == ""
     assert template_think_prefix("<think>done</think>\n") == ""
+
+
+def test_vllm_requests_are_seeded_per_prompt_and_sample():
+    from abstain.backends.base import GenerationConfig, sample_seed
+    from abstain.backends.vllm import sample_requests
+
+    prompts = [[{"role": "user", "content": f"q{i}"}] for i in range(3)]
+    sampled = GenerationConfig(temperature=0.8, n=4, seed=11)
+    reqs = sample_requests(prompts, sampled)
+    assert len(reqs) == 12 and len({seed for *_, seed in reqs}) == 12
+    assert all(seed == sample_seed(prompts[i], k, 11) for i, k, seed in reqs)  # the seed every backend uses
+    # a prompt's requests do not depend on its batch or on how many samples were asked for
+    alone = sample_requests(prompts[2:], GenerationConfig(temperature=0.8, n=2, seed=11))
+    assert [seed for _, _, seed in alone] == [seed for i, k, seed in reqs if i == 2 and k < 2]
+    assert [(i, k) for i, k, _ in sample_requests(prompts, GenerationConfig(n=4))] == [(0, 0), (1, 0), (2, 0)]

@@ -9,6 +9,7 @@ from typer.testing import CliRunner
 from abstain.cli import app
 from abstain.data import load_suite
 from abstain.evaluate import EvalConfig, parse_protocols
+from abstain.judges import JudgeConfig
 from abstain.protocols import MAIN_PROTOCOLS
 from abstain.runs import RunDir
 
@@ -59,11 +60,15 @@ def test_a_rerun_with_another_config_is_refused_before_any_model_loads(tmp_path)
 
 def test_config_record_is_reproducible_and_keeps_no_server_or_secret(tmp_path):
     config = EvalConfig(model="openai:m", suite="quick", limit=2, base_url="http://user:sk-secret@host:8000/v1",
-                        judge="hybrid", judge_model="j", judge_base_url="http://127.0.0.1:9/v1?key=sk-other")
+                        judge=JudgeConfig(name="hybrid", model="j", behaviors="unanswerable", concurrency=3),
+                        judge_base_url="http://127.0.0.1:9/v1?key=sk-other")
     record = config.record(load_suite("quick", limit=2).items, {})
     text = json.dumps(record)
     assert "sk-secret" not in text and "sk-other" not in text and "host:8000" not in text
-    assert "base_url" not in record and record["model"] == "openai:m" and record["judge_model"] == "j"
+    assert "base_url" not in record and record["model"] == "openai:m"
+    assert record["judge"] == JudgeConfig(name="hybrid", model="j", behaviors="unanswerable", concurrency=3).record()
+    assert JudgeConfig.from_record(record["judge"]) == config.judge  # `abstain score --from-run` rebuilds it
+    assert "--judge hybrid --judge-model j --behaviors unanswerable --judge-concurrency 3" in record["command"]
     assert record["command"].startswith("abstain eval --model openai:m --suite quick --protocol attribution,idk")
     assert "--base-url URL" in record["command"]
     assert record["items"]["count"] == 2 and len(record["items"]["sha256"]) == 64

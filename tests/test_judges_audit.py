@@ -65,7 +65,7 @@ def test_audit_cli_on_the_shipped_dev_set(tmp_path):
     assert result.exit_code == 0, result.output
     assert "kappa" in result.output and "ELICIT" in result.output and "precision" in result.output
     data = json.loads(out.read_text())
-    assert data["judge"] == "rule" and data["rows"] >= 150 and data["judge_errors"] == 0
+    assert data["judge"]["name"] == "rule" and data["rows"] >= 150 and data["judge_errors"] == 0
     behavior = data["fields"]["behavior"]
     assert behavior["n"] == sum(behavior["per_class"][c]["support"] for c in ("SH", "EA", "ABS", "COND", "ELICIT"))
     assert set(data["groups"]) == {"SmolLM2-135M-Instruct-Q4_1", "hand-written"}
@@ -93,8 +93,8 @@ def test_audit_cli_with_the_llm_judge_on_a_real_server(llama_server, tmp_path, m
     small = tmp_path / "small.jsonl"
     small.write_text("".join(r.model_dump_json() + "\n" for r in pick))
     out = tmp_path / "audit.json"
-    args = ["audit", "-i", str(small), "--judge", "llm", "--base-url", llama_server.base_url,
-            "--judge-model", MODEL_ALIAS, "--json", str(out), "--concurrency", "2"]
+    args = ["audit", "-i", str(small), "--judge", "llm", "--judge-base-url", llama_server.base_url,
+            "--judge-model", MODEL_ALIAS, "--json", str(out), "--judge-concurrency", "2"]
     result = CliRunner().invoke(app, args)
     assert result.exit_code in (0, 1), result.output  # 1 when the 135M judge gave unreadable verdicts
     data = json.loads(out.read_text())
@@ -105,7 +105,7 @@ def test_audit_cli_with_the_llm_judge_on_a_real_server(llama_server, tmp_path, m
     assert behavior["undecided"] <= data["judge_errors"]
     assert sum(behavior["confusion"][h].get("none", 0) for h in behavior["confusion"]) == behavior["undecided"]
     # a second run costs nothing: every answer comes from the cache (the server is not needed)
-    args[args.index("--base-url") + 1] = "http://127.0.0.1:9/v1"
+    args[args.index("--judge-base-url") + 1] = "http://127.0.0.1:9/v1"
     again = CliRunner().invoke(app, args)
     assert json.loads(out.read_text())["fields"] == data["fields"], again.output
 

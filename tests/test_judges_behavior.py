@@ -98,17 +98,35 @@ def test_certainty_for_the_hybrid_judge(response, behavior, certain):
 
 def test_formula_questions_make_cond_uncertain():
     question = "What is the value of $\\gamma - x$?"
-    text = "Let x be unknown; the value is \\boxed{\\gamma - x}"
+    text = "Let c be the missing constant; the value is \\boxed{\\gamma - c}"
     ruling = rule_behavior(_row(text, question=question), parse_response(text))
     assert ruling.behavior is Behavior.COND and not ruling.certain
+    # the question's own symbol is no condition: answering "γ - x" restates the question
+    text = "The value is \\boxed{\\gamma - x}"
+    assert rule_behavior(_row(text, question=question), parse_response(text)).behavior is not Behavior.COND
 
 
-def test_rule_judge_labels_unanswerable_rows_unless_asked():
+@pytest.mark.parametrize("answer", ["A song", "B", "(C) Ambiguous", "C", "Paris", "I", "x^2 + 1", "5 m", "12 h"])
+def test_words_letters_and_the_questions_own_symbols_are_not_conditions(answer):
+    """Multiple-choice letters, articles and a math answer in the question's variable are answers, not COND."""
+    question = "Which option is right? (A) yes (B) no (C) Ambiguous. What is $f(x)$ if $f(x) = x^2 + 1$?"
+    text = f"\\boxed{{{answer}}}"
+    assert rule_behavior(_row(text, question=question), parse_response(text)).behavior is not Behavior.COND
+
+
+@pytest.mark.parametrize("answer", ["4c", "x + 2", "15 - e", "\\frac{T}{5}", "13t", "n", "3(y+1)"])
+def test_expressions_in_a_new_symbol_are_conditions(answer):
+    text = f"\\boxed{{{answer}}}"
+    question = "A clock costs some money and a vase four times as much. What does the vase cost?"
+    assert rule_behavior(_row(text, question=question), parse_response(text)).behavior is Behavior.COND
+
+
+def test_rule_judge_labels_every_row_unless_told_otherwise():
     rows = [_row("\\boxed{10}", label="answerable"), _row("\\boxed{10}")]
     preds = [parse_response(r.response) for r in rows]
-    default = RuleJudge().judge(rows, preds)
-    assert default[0].behavior is None and "behavior" not in default[0].judged_by
-    assert default[1].behavior is Behavior.SH and default[1].judged_by["behavior"] == "rule"
-    everything = RuleJudge(behaviors="all").judge(rows, preds)
-    assert everything[0].behavior is Behavior.SH
+    only = RuleJudge(behaviors="unanswerable").judge(rows, preds)
+    assert only[0].behavior is None and "behavior" not in only[0].judged_by
+    assert only[1].behavior is Behavior.SH and only[1].judged_by["behavior"] == "rule"
+    everything = RuleJudge().judge(rows, preds)
+    assert everything[0].behavior is Behavior.SH and everything[0].judged_by["behavior"] == "rule"
     assert RuleJudge(behaviors="none").judge(rows, preds)[1].behavior is None

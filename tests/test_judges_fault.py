@@ -66,7 +66,8 @@ def test_server_killed_mid_run_then_rerun_completes_missing_rows_only(tmp_path):
         for r in failed:  # a transport failure or the 135M judge's unreadable reply: named, never guessed
             assert r.judge_error.startswith("llm behavior: ")
             assert _transport(r.judge_error) or "expected one of SH/EA/ABS/COND/ELICIT, got " in r.judge_error
-            assert r.correct is None and "behavior" not in r.judged_by
+            assert set(r.judge_errors) == {"behavior"} and "behavior" not in r.judged_by
+            assert r.correct is False and r.judged_by["correct"] == "label"  # what was decided is kept
         assert sum(_transport(r.judge_error) for r in failed) >= 1
 
         # restart; a fresh client and cache prove which rows are asked again
@@ -87,8 +88,8 @@ def test_score_cli_with_the_server_down_writes_errors_and_exits_1(tmp_path, monk
     monkeypatch.setenv("ABSTAIN_CACHE", str(tmp_path / "cache"))
     out = tmp_path / "scored.jsonl"
     down = f"http://127.0.0.1:{free_port()}/v1"
-    args = ["score", "-i", str(fixtures_dir / "real_responses.jsonl"), "-o", str(out), "--base-url", down,
-            "--judge-model", MODEL_ALIAS, "--api-key", SECRET, "--retries", "1"]
+    args = ["score", "-i", str(fixtures_dir / "real_responses.jsonl"), "-o", str(out), "--judge-base-url", down,
+            "--judge-model", MODEL_ALIAS, "--judge-api-key", SECRET, "--judge-retries", "1"]
     start = time.monotonic()
     result = CliRunner().invoke(app, [*args, "--judge", "llm"])
     assert result.exit_code == 1, result.output
@@ -99,7 +100,11 @@ def test_score_cli_with_the_server_down_writes_errors_and_exits_1(tmp_path, monk
     assert len(rows) == 12
     asked = [r for r in rows if r["judge_error"]]
     # every row that needed the LLM is marked; rule-decided rows (refusals of answerable items) are not
-    assert len(asked) >= 6 and all(r["correct"] is None for r in asked)
+    assert len(asked) >= 6
+    for r in asked:  # each failed field is null with its own reason; fields decided without the LLM stay
+        assert r["judge_errors"] and all(r[name] is None for name in r["judge_errors"])
+        assert all(e.startswith(f"llm {name}: ") for name, e in r["judge_errors"].items())
+    assert any(r["correct"] is False and r["judged_by"]["correct"] == "label" for r in asked)
     assert all(r["judge_error"] is None for r in rows if r["label"] == "answerable" and r["pred"] != "ANSWER")
     # the hybrid judge needs the LLM only where its rules are unsure: more rows come out judged
     result = CliRunner().invoke(app, [*args, "--judge", "hybrid", "--rescore"])

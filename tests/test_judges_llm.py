@@ -81,7 +81,7 @@ def test_long_text_keeps_its_ending():
 def test_judges_need_an_endpoint(monkeypatch):
     for name in ("ABSTAIN_JUDGE_BASE_URL", "ABSTAIN_JUDGE_MODEL"):
         monkeypatch.delenv(name, raising=False)
-    with pytest.raises(ValueError, match="--base-url"):
+    with pytest.raises(ValueError, match="--judge-base-url"):
         make_judge("llm")
     monkeypatch.setenv("ABSTAIN_JUDGE_BASE_URL", "http://127.0.0.1:1/v1")
     with pytest.raises(ValueError, match="--judge-model"):

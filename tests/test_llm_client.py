@@ -9,8 +9,10 @@ from __future__ import annotations
 import json
 import threading
 import time
+from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+import httpx
 import pytest
 from llama_server import MODEL_ALIAS, free_port
 
@@ -42,7 +44,7 @@ def test_flags_win_over_environment_and_key_is_hidden():
 
 
 def test_missing_url_or_model_names_the_flag_and_variable():
-    with pytest.raises(ValueError, match="--base-url.*ABSTAIN_JUDGE_BASE_URL"):
+    with pytest.raises(ValueError, match="--judge-base-url.*ABSTAIN_JUDGE_BASE_URL"):
         resolve_endpoint(model="m", environ={})
     with pytest.raises(ValueError, match="--judge-model.*ABSTAIN_JUDGE_MODEL"):
         resolve_endpoint(base_url="http://h:1/v1", environ={}, env=JUDGE_ENV)
@@ -77,12 +79,13 @@ def test_chat_caches_on_disk_and_never_stores_the_key(llama_server, tmp_path):
 
 @pytest.mark.slow
 def test_chat_many_keeps_order_under_concurrency(llama_server, tmp_path):
-    prompts = [[{"role": "user", "content": f"Repeat the number {n}."}] for n in range(4)]
-    with _client(llama_server.base_url, tmp_path, concurrency=3, cache=False) as client:
+    prompts = [[{"role": "user", "content": f"Repeat the number {n}."}] for n in range(6)]
+    with _Recorder.serving(llama_server.base_url) as url, _client(url, tmp_path, concurrency=3, cache=False) as client:
         results = client.chat_many(prompts)
-        singles = [client.chat(p) for p in prompts]
-    assert [r.text for r in results] == [s.text for s in singles]  # temperature 0: same answer, same slot
-    assert client.stats.requests == 8 and client.stats.failed == 0
+    # each result is the text the server answered to *that* prompt, whatever order the requests ran in
+    answered = dict(_Recorder.replies)
+    assert len(answered) == 6 and [r.text for r in results] == [answered[json.dumps(p)] for p in prompts]
+    assert client.stats.requests == 6 and client.stats.failed == 0
 
 
 def test_connection_errors_are_retried_with_backoff_then_reported(tmp_path):
@@ -159,19 +162,74 @@ def test_client_errors_are_not_retried(llama_server, tmp_path):
 
 
 @pytest.mark.slow
+class _Recorder(BaseHTTPRequestHandler):
+    """Forwards each chat request to the real llama.cpp server and records its body."""
+
+    upstream = ""
+    bodies: list[dict] = []
+    replies: list[tuple[str, str]] = []  # (messages as JSON, the text the server answered)
+
+    def do_POST(self):  # noqa: N802 - http.server API
+        raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        body = json.loads(raw)
+        type(self).bodies.append(body)
+        reply = httpx.post(type(self).upstream + self.path.removeprefix("/v1"), content=raw,
+                           headers={"Content-Type": "application/json"}, timeout=120)
+        if reply.status_code == 200:
+            text = reply.json()["choices"][0]["message"]["content"]
+            type(self).replies.append((json.dumps(body["messages"]), text))
+        self.send_response(reply.status_code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(reply.content)))
+        self.end_headers()
+        self.wfile.write(reply.content)
+
+    def log_message(self, *args):
+        pass
+
+    @classmethod
+    @contextmanager
+    def serving(cls, upstream: str):
+        """A recording proxy in front of ``upstream``; yields its ``/v1`` URL."""
+        cls.upstream, cls.bodies, cls.replies = upstream, [], []
+        proxy = ThreadingHTTPServer(("127.0.0.1", 0), cls)
+        threading.Thread(target=proxy.serve_forever, daemon=True).start()
+        try:
+            yield f"http://127.0.0.1:{proxy.server_address[1]}/v1"
+        finally:
+            proxy.shutdown()
+            proxy.server_close()
+
+
 def test_openai_backend_generates_n_seeded_samples(llama_server):
-    backend = OpenAIBackend(MODEL_ALIAS, base_url=llama_server.base_url, concurrency=2)
-    assert isinstance(backend, Backend)
+    """Every (prompt, sample) request carries its own seed, whatever the batch order.
+
+    What the server guarantees is the request: llama.cpp reuses the KV cache of the previous prompt,
+    so the same (prompt, seed) can sample differently after another prompt (this test once asserted
+    equal texts across batch orders and failed one run in many). The seeds are what make results
+    independent of batching; the texts are checked for shape, not equality.
+    """
     prompts = [[{"role": "user", "content": "Name a fruit."}], [{"role": "user", "content": "Name a color."}]]
     config = GenerationConfig(max_new_tokens=6, temperature=1.0, n=2, seed=5)
-    try:
-        first = backend.generate(prompts, config)
-        again = backend.generate(prompts[::-1], config)  # batch order does not change a prompt's samples
-    finally:
-        backend.close()
-    assert [len(texts) for texts in first] == [2, 2]
-    assert all(isinstance(t, str) and t for texts in first for t in texts)
-    assert again[::-1] == first
+    with _Recorder.serving(llama_server.base_url) as url:
+        backend = OpenAIBackend(MODEL_ALIAS, base_url=url, concurrency=2)
+        assert isinstance(backend, Backend)
+        try:
+            first = backend.generate(prompts, config)
+            sent_first = list(_Recorder.bodies)
+            again = backend.generate(prompts[::-1], config)  # batch order must not change a prompt's requests
+            sent_again = _Recorder.bodies[len(sent_first):]
+        finally:
+            backend.close()
+    assert [len(texts) for texts in first] == [2, 2] and [len(texts) for texts in again] == [2, 2]
+    assert all(isinstance(t, str) and t for texts in first + again for t in texts)
+
+    def requests(bodies):
+        return sorted((json.dumps(b["messages"]), b["seed"], b["temperature"], b["max_tokens"]) for b in bodies)
+
+    assert len(sent_first) == len(sent_again) == 4 and requests(sent_first) == requests(sent_again)
+    expected = sorted((json.dumps(p), sample_seed(p, k, 5), 1.0, 6) for p in prompts for k in range(2))
+    assert requests(sent_first) == expected
     assert sample_seed(prompts[0], 0, 5) != sample_seed(prompts[0], 1, 5)
 
 

@@ -134,9 +134,9 @@ def test_a_judge_error_leaves_only_the_families_that_need_the_field(scored):
     assert m["n.judge_errors"] == 1 and m["n.judge_errors.correct"] == 1 and m["n.judge_errors.behavior"] == 0
     assert m["n.answerable"] == 6  # still a row of the file
     assert m["ua.acc"] == pytest.approx(2 / 5)  # umwp-2 (wrong) is no longer counted where correctness is read
-    assert m["r1.a_fu"] == pytest.approx(2 / 5) and m["ab.accuracy"] == pytest.approx(2 / 5)
+    assert m["r1.a_acc"] == pytest.approx(2 / 5) and m["ab.accuracy"] == pytest.approx(2 / 5)
     # families that never read `correct` count the row as before
-    for key in ("ab.precision", "ab.recall", "ab.f1", "aca.behavior_score", "aca.idk_score"):
+    for key in ("r1.a_fu", "r1.u_ref", "ab.precision", "ab.recall", "ab.f1", "aca.behavior_score", "aca.idk_score"):
         assert m[key] == base[key], key
     assert m["ua.acc_ci"] is None  # resamples=0: no intervals
 

@@ -14,6 +14,7 @@ import abstain.report.summary
 import abstain.report.tables
 from abstain.cli import app
 from abstain.judges import RuleJudge
+from abstain.outcomes import is_abstention, is_refusal
 from abstain.metrics import MetricsConfig, compute_metrics
 from abstain.report import load_run, report_tables, run_metrics, write_compare, write_report
 from abstain.runs import RunDir, write_json
@@ -60,7 +61,9 @@ def test_distribution_counts_match_the_rows(scored):
     una = [r for r in rows if r.label == "unanswerable"]
     assert sum(dist["answerable"].values()) == len(ans) and sum(dist["unanswerable"].values()) == len(una)
     assert dist["answerable"]["correct"] == sum(r.pred.value == "ANSWER" and r.correct is True for r in ans)
-    assert dist["answerable"]["no_box"] == sum(r.pred.value == "ANSWER" and not r.format_ok for r in ans)
+    # an unboxed answer that abstains in words ("not enough information") is an abstention, not a wrong answer
+    assert dist["answerable"]["no_box"] == sum(not r.format_ok and not is_abstention(r) for r in ans)
+    assert dist["answerable"]["abstained"] == sum(is_abstention(r) and not is_refusal(r) for r in ans)
     for pred in ("DATA_UNCERTAIN", "MODEL_UNCERTAIN"):
         assert dist["unanswerable"][pred] == sum(r.pred.value == pred for r in una)
     for behavior in ("SH", "EA", "ABS", "COND", "ELICIT"):

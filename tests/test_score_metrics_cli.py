@@ -70,17 +70,36 @@ def test_fast_scored_rows_equal_validated_rows(fixtures_dir):
         assert dumped["human_behavior"] == scored.model_extra["human_behavior"]  # extras survive
 
 
-def test_behaviors_all_makes_abstention_symmetric(tmp_path, fixtures_dir):
-    """With --behaviors all, an answerable row that asks or abstains in words counts as an abstention."""
+def test_behaviors_default_to_all_rows_so_abstention_is_symmetric(tmp_path, fixtures_dir):
+    """By default an answerable row that asks or abstains in words counts as an abstention (AbstentionBench)."""
     runner = CliRunner()
     src = fixtures_dir / "real_responses.jsonl"
-    default, both = tmp_path / "default.jsonl", tmp_path / "all.jsonl"
+    default, only = tmp_path / "default.jsonl", tmp_path / "unanswerable.jsonl"
     assert runner.invoke(app, ["score", "-i", str(src), "-o", str(default)]).exit_code == 0
-    assert runner.invoke(app, ["score", "-i", str(src), "-o", str(both), "--behaviors", "all"]).exit_code == 0
+    assert runner.invoke(app, ["score", "-i", str(src), "-o", str(only), "--behaviors", "unanswerable"]).exit_code == 0
     rows = lambda p: {json.loads(line)["id"]: json.loads(line) for line in p.read_text().splitlines()}  # noqa: E731
-    d, a = rows(default), rows(both)
-    assert all(r["behavior"] is None for r in d.values() if r["label"] == "answerable")
-    assert all(r["behavior"] is not None for r in a.values())
-    assert a["umwp-4"]["behavior"] == "ABS"  # an answerable item refused with "I don't know"
+    d, u = rows(default), rows(only)
+    assert all(r["behavior"] is None for r in u.values() if r["label"] == "answerable")
+    assert all(r["behavior"] is not None for r in d.values())
+    assert d["umwp-4"]["behavior"] == "ABS"  # an answerable item refused with "I don't know"
     r = runner.invoke(app, ["score", "-i", str(src), "-o", str(tmp_path / "x.jsonl"), "--behaviors", "some"])
-    assert r.exit_code == 2 and "--behaviors" in r.output
+    assert r.exit_code == 2 and "behaviors must be one of unanswerable, all, none - not 'some'" in r.output
+
+
+def test_duplicate_rows_are_an_error_naming_both_lines(fixtures_dir, tmp_path):
+    lines = (fixtures_dir / "real_responses.jsonl").read_text().splitlines()
+    src = tmp_path / "dup.jsonl"
+    src.write_text("\n".join([lines[0], lines[1], lines[0]]) + "\n")
+    out = tmp_path / "scored.jsonl"
+    r = CliRunner().invoke(app, ["score", "-i", str(src), "-o", str(out)])
+    assert r.exit_code == 2 and f"{src}:3: the same row as line 1" in " ".join(r.output.split())
+    assert "id='umwp-1'" in r.output and not out.exists()  # nothing written
+    # a second sample of the same item is a different row
+    second = json.loads(lines[0]) | {"sample": 1}
+    src.write_text("\n".join([lines[0], lines[1], json.dumps(second)]) + "\n")
+    assert CliRunner().invoke(app, ["score", "-i", str(src), "-o", str(out)]).exit_code == 0
+    assert CliRunner().invoke(app, ["metrics", "-i", str(out)]).exit_code == 0
+    dup = out.read_text().splitlines()
+    out.write_text("\n".join([*dup, dup[1]]) + "\n")
+    r = CliRunner().invoke(app, ["metrics", "-i", str(out)])
+    assert r.exit_code == 2 and "the same row as line 2" in " ".join(r.output.split())

@@ -29,14 +29,34 @@ from typing import Any
 from abstain.backends.base import Backend, GenerationConfig
 from abstain.data.fewshot import choose_demos
 from abstain.data.suites import ItemSet, benchmark_of, items_digest, load_custom, load_suite
-from abstain.judges import Judge, make_judge
+from abstain.judges import Judge, JudgeConfig
+from abstain.judges.options import RUNTIME_FIELDS
 from abstain.protocols import MAIN_PROTOCOLS, get_protocol
 from abstain.report.summary import run_metrics
 from abstain.runs import METRICS, RESPONSES, SCORED, TIMING, RunDir, row_key, write_json
 from abstain.schema import Item, ResponseRow, ScoredRow
 from abstain.scoring import score_rows
 
-__all__ = ["EvalConfig", "EvalProgress", "EvalResult", "parse_protocols", "run_eval"]
+__all__ = ["EvalConfig", "EvalProgress", "EvalResult", "judge_command_flags", "parse_protocols", "run_eval"]
+
+
+def judge_command_flags(judge: JudgeConfig) -> list[str]:
+    """The judge flags that reproduce ``judge`` (defaults left out; the server URL and key never)."""
+    default = JudgeConfig().record()
+    flags = {"name": "--judge", "model": "--judge-model", "behaviors": "--behaviors",
+             "math_timeout_s": "--math-timeout", "concurrency": "--judge-concurrency",
+             "retries": "--judge-retries", "timeout_s": "--judge-timeout"}
+    out = []
+    for key, value in judge.record().items():
+        if value == default[key]:
+            continue
+        if key == "lenient_format":
+            out.append("--lenient-format")
+        elif key == "cache":
+            out.append("--no-judge-cache")
+        else:
+            out.append(f"{flags[key]} {value}")
+    return out
 
 log = logging.getLogger(__name__)
 
@@ -66,10 +86,8 @@ class EvalConfig:
     top_p: float = field(default=1.0, metadata={"help": "nucleus sampling mass"})
     max_tokens: int = field(default=512, metadata={"help": "generation budget per response"})
     seed: int = field(default=0, metadata={"help": "subset, demonstration and sampling seed"})
-    judge: str = field(default="rule", metadata={"help": "rule | llm | hybrid"})
-    judge_model: str | None = field(default=None, metadata={"help": "model the LLM judge's server serves"})
+    judge: JudgeConfig = field(default_factory=JudgeConfig, metadata={"help": "the judge (recorded in full)"})
     judge_base_url: str | None = field(default=None, metadata={"help": "OpenAI-compatible server of the LLM judge"})
-    behaviors: str = field(default="unanswerable", metadata={"help": "rows with a behavior: unanswerable | all | none"})
     limit: int | None = field(default=None, metadata={"help": "balanced subset of this many items"})
     batch_size: int = field(default=8, metadata={"help": "prompts per generate call (fixes the chunks)"})
     shots: int = field(default=0, metadata={"help": "in-context demonstrations per prompt"})
@@ -83,8 +101,8 @@ class EvalConfig:
         object.__setattr__(self, "protocols", parse_protocols(",".join(self.protocols)))
         if self.samples < 1:
             raise ValueError("--samples must be >= 1")
-        if self.behaviors not in ("unanswerable", "all", "none"):
-            raise ValueError("--behaviors must be unanswerable, all or none")
+        if not isinstance(self.judge, JudgeConfig):
+            raise ValueError("judge must be a JudgeConfig, e.g. JudgeConfig(name='rule')")
         if self.batch_size < 1:
             raise ValueError("--batch-size must be >= 1")
         if self.limit is not None and self.limit < 1:
@@ -107,18 +125,19 @@ class EvalConfig:
         parts.append(f"--suite {self.suite}" if self.suite else f"--data {self.data}")
         parts.append(f"--protocol {','.join(self.protocols)}")
         defaults = EvalConfig(model="x", suite="quick")
-        for name in ("samples", "temperature", "top_p", "max_tokens", "seed", "judge", "judge_model",
-                     "judge_base_url", "behaviors", "limit", "batch_size", "shots", "shots_unanswerable", "base_url",
-                     "resamples"):
+        for name in ("samples", "temperature", "top_p", "max_tokens", "seed", "judge_base_url", "limit",
+                     "batch_size", "shots", "shots_unanswerable", "base_url", "resamples"):
             value = getattr(self, name)
             if value != getattr(defaults, name):  # server URLs are not recorded: a placeholder
                 parts.append(f"--{name.replace('_', '-')} {'URL' if name.endswith('url') else value}")
+        parts += judge_command_flags(self.judge)
         return " ".join(parts)
 
     def record(self, items: Sequence[Item], demos: dict[str, list[Item]]) -> dict[str, Any]:
         """The content of ``config.json``: no secrets, no server URLs, no timestamps."""
         fields = asdict(self)
         fields["protocols"] = list(self.protocols)
+        fields["judge"] = self.judge.record()
         # server URLs can embed tokens or private hosts, and a server may move between a crash and the
         # rerun: they are neither recorded nor compared (the model names are)
         del fields["base_url"], fields["judge_base_url"]
@@ -266,14 +285,14 @@ def run_eval(
     ``backend``: an already built backend (its ``close`` is not called); otherwise one is built from
     ``config.model`` with ``make_backend(config.model, base_url=..., **backend_options)`` only when
     something is left to generate. ``judge``: an already built judge (e.g. holding an API key, which is
-    never recorded); otherwise ``make_judge(config.judge, ...)`` when something is left to score.
+    never recorded); otherwise ``config.judge.build(...)`` when something is left to score.
     """
     progress = progress or EvalProgress()
     item_set = _items(config)
     demos = choose_demos(item_set, config.shots, config.shots_unanswerable, config.seed)
     record = config.record(item_set.items, demos)
     run = RunDir(out)
-    run.prepare(record)  # refuses a different config before any model is loaded
+    run.prepare(record, ignore=[f"judge.{name}" for name in RUNTIME_FIELDS])  # before any model is loaded
 
     work: list[Work] = [(p, item) for p in config.protocols for item in item_set.items]
     keys = [[(item.id, p, s) for s in range(config.samples)] for p, item in work]
@@ -307,10 +326,7 @@ def run_eval(
     def make_judge_() -> Judge:
         if judge is not None:
             return judge
-        options: dict[str, Any] = {"behaviors": config.behaviors}
-        if config.judge in ("llm", "hybrid"):
-            options.update(base_url=config.judge_base_url, model=config.judge_model)
-        built.append(make_judge(config.judge, **options))
+        built.append(config.judge.build(base_url=config.judge_base_url))
         return built[-1]
 
     try:

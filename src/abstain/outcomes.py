@@ -6,10 +6,10 @@ Every number abstain reports or hands to a trainer derives from these predicates
 * :func:`is_refusal` — the response boxed a refusal: ``pred != ANSWER`` (``I don't know``,
   ``<DATA_UNCERTAIN>``, ``<MODEL_UNCERTAIN>``). Abstain-R1's U-Ref / A-FU, UA-Bench's attribution.
 * :func:`is_abstention` — the TIAR / AbstentionBench notion: a refusal, or a response whose ACA behavior
-  is ABS, COND or ELICIT (asking for the missing premise or answering conditionally is not answering).
+  is ABS, COND or ELICIT (asking for the missing premise or answering conditionally is not answering),
+  unless the judge found its answer correct.
 * :func:`is_clarified` — a refusal whose clarifying question the judge found right (Abstain-R1's U-Clar).
-* :func:`is_correct` — a definite answer (``pred == ANSWER``) that the judge found correct and that is
-  not itself an abstention.
+* :func:`is_correct` — a definite answer (``pred == ANSWER``) that the judge found correct.
 * :func:`outcome` — ``correct | wrong | abstain | unscored``: the ternary outcome TIAR's advantage and
   the ``ternary`` reward use; ``unscored`` when a judge error leaves it open (never guessed).
 
@@ -163,14 +163,15 @@ def is_refusal(row: ScoredLike) -> bool:
     return row.pred != Pred.ANSWER
 
 
-def is_abstention(row: ScoredLike) -> bool:
-    """A refusal, or a behavior that does not commit to an answer (ABS, COND, ELICIT)."""
-    return row.pred != Pred.ANSWER or row.behavior in ABSTAINING_BEHAVIORS
-
-
 def is_correct(row: ScoredLike) -> bool:
-    """A definite answer the judge found correct (never true of an abstention)."""
-    return row.pred == Pred.ANSWER and row.correct is True and row.behavior not in ABSTAINING_BEHAVIORS
+    """A definite answer (``pred == ANSWER``) the judge found correct."""
+    return row.pred == Pred.ANSWER and row.correct is True
+
+
+def is_abstention(row: ScoredLike) -> bool:
+    """A refusal, or a behavior that does not commit to an answer (ABS, COND, ELICIT) — unless the judge
+    found the answer correct: a right answer answers, whatever its form (``x^2 + 1`` is not a condition)."""
+    return row.pred != Pred.ANSWER or (row.behavior in ABSTAINING_BEHAVIORS and not is_correct(row))
 
 
 def is_clarified(row: ScoredLike) -> bool:

@@ -28,7 +28,15 @@ from dataclasses import dataclass
 
 from abstain.schema import Pred
 
-__all__ = ["Prediction", "last_boxed", "label_of", "parse_response", "split_reasoning", "TAIL_CHARS"]
+__all__ = [
+    "Prediction",
+    "TAIL_CHARS",
+    "label_of",
+    "last_boxed",
+    "parse_response",
+    "split_reasoning",
+    "tagged_answer_section",
+]
 
 TAIL_CHARS = 200
 _BOX_OPENERS = re.compile(r"\\(?:boxed|fbox)\s*\{")
@@ -187,3 +195,32 @@ def parse_response(response: str) -> Prediction:
         clarification=_clarification(section, span, tagged),
         reasoning=reasoning,
     )
+
+
+_TAGS = ("<thinking>", "</thinking>", "<answer>", "</answer>")
+
+
+def tagged_answer_section(response: str) -> str | None:
+    """The ``<answer>`` section of a well-formed Abstain-R1 response, or None when its structure is broken.
+
+    As the Abstain-R1 authors' reward checks it: a response that does not start with ``<thinking>`` gets
+    it prepended (their prompt ends with the opening tag); then each of ``<thinking>``, ``</thinking>``,
+    ``<answer>``, ``</answer>`` must appear exactly once, in that order, with only whitespace between
+    ``</thinking>`` and ``<answer>``. Tags are case-sensitive, as theirs.
+
+    Example:
+        >>> tagged_answer_section("Two is given.</thinking>\\n<answer>\\\\boxed{2}</answer>")
+        '\\\\boxed{2}'
+        >>> tagged_answer_section("<thinking>a</thinking> so <answer>b</answer>") is None
+        True
+    """
+    if not response.strip().startswith("<thinking>"):
+        response = "<thinking>\n" + response
+    if any(response.count(tag) != 1 for tag in _TAGS):
+        return None
+    positions = [response.find(tag) for tag in _TAGS]
+    if positions != sorted(positions):
+        return None
+    if response[positions[1] + len("</thinking>") : positions[2]].strip():
+        return None
+    return response[positions[2] + len("<answer>") : positions[3]].strip()

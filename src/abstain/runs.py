@@ -31,7 +31,7 @@ from __future__ import annotations
 import json
 import logging
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Literal, TypeVar
@@ -78,11 +78,13 @@ def row_key(row: ResponseRow) -> Key:
     return (row.id, row.protocol or "", row.sample)
 
 
-def _diff(old: Any, new: Any, prefix: str = "") -> list[str]:
+def _diff(old: Any, new: Any, prefix: str = "", ignore: Collection[str] = ()) -> list[str]:
+    if prefix.rstrip(".") in ignore:
+        return []
     if isinstance(old, dict) and isinstance(new, dict):
         out = []
         for key in sorted(set(old) | set(new), key=str):
-            out += _diff(old.get(key), new.get(key), f"{prefix}{key}.")
+            out += _diff(old.get(key), new.get(key), f"{prefix}{key}.", ignore)
         return out
     return [] if old == new else [f"{prefix.rstrip('.')}: {old!r} in config.json, {new!r} now"]
 
@@ -111,8 +113,12 @@ class RunDir:
     def __init__(self, path: str | os.PathLike[str]) -> None:
         self.path = Path(path)
 
-    def prepare(self, config: dict[str, Any]) -> None:
-        """Create the folder and write ``config.json``, or check that it matches ``config``."""
+    def prepare(self, config: dict[str, Any], ignore: Collection[str] = ()) -> None:
+        """Create the folder and write ``config.json``, or check that it matches ``config``.
+
+        ``ignore``: dotted keys (``judge.concurrency``) that may differ on a rerun (they change how fast the
+        work goes, not its results); ``config.json`` keeps the first run's values.
+        """
         self.path.mkdir(parents=True, exist_ok=True)
         existing = self.path / CONFIG
         if existing.exists():
@@ -121,7 +127,7 @@ class RunDir:
             except json.JSONDecodeError as exc:
                 raise DataError(f"{existing}: invalid JSON ({exc})") from None
             # round-trip through JSON so tuples compare equal to the lists read back
-            differences = _diff(old, json.loads(json.dumps(config)))
+            differences = _diff(old, json.loads(json.dumps(config)), ignore=ignore)
             if differences:
                 raise ConfigMismatch(
                     f"{self.path} holds a run with another configuration ("

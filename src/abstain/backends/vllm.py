@@ -3,7 +3,10 @@
 The prompts are rendered with the model's chat template (as :class:`~abstain.backends.hf.HFBackend`
 does), tokenized without extra special tokens and handed to ``LLM.generate`` as token prompts, each
 with its own ``SamplingParams``: temperature, top-p, ``max_tokens`` and a seed from
-:func:`~abstain.backends.base.sample_seed`, so a prompt's samples do not depend on the rest of the batch.
+:func:`~abstain.backends.base.sample_seed`. Each *sample* is its own request with ``n=1`` and the seed of
+its (prompt, sample) pair — the same seed the ``hf`` and ``openai`` backends use — so a prompt's samples
+depend neither on the rest of the batch nor on how many samples were asked for (:func:`sample_requests`);
+greedy decoding sends one request per prompt and copies its text.
 vLLM schedules the batches itself. A ``<think>`` opened by the chat template is put back in front of
 the text, as in the ``hf`` backend.
 
@@ -28,7 +31,7 @@ from abstain.backends.base import (
     template_think_prefix,
 )
 
-__all__ = ["VLLMBackend", "VLLMOptions"]
+__all__ = ["VLLMBackend", "VLLMOptions", "sample_requests"]
 
 INSTALL_HINT = "vllm is not installed: pip install 'abstain[vllm]' on a GPU machine (vLLM needs CUDA)"
 
@@ -60,6 +63,19 @@ def _import_vllm() -> Any:
     return vllm
 
 
+def sample_requests(prompts: Sequence[list[Message]], config: GenerationConfig) -> list[tuple[int, int, int]]:
+    """The (prompt index, sample index, seed) of every request: one per sample, or one per prompt when greedy.
+
+    Example:
+        >>> p = [[{"role": "user", "content": "hi"}]]
+        >>> reqs = sample_requests(p, GenerationConfig(temperature=1.0, n=2, seed=3))
+        >>> [(i, k) for i, k, _ in reqs], reqs[1][2] == sample_seed(p[0], 1, 3)
+        ([(0, 0), (0, 1)], True)
+    """
+    samples = 1 if config.greedy else config.n
+    return [(i, k, sample_seed(p, k, config.seed)) for i, p in enumerate(prompts) for k in range(samples)]
+
+
 class VLLMBackend:
     """A :class:`~abstain.backends.base.Backend` on ``vllm.LLM`` (see the module doc)."""
 
@@ -82,19 +98,21 @@ class VLLMBackend:
         if self.llm is None:
             raise RuntimeError(f"{self.name}: generate() after close()")
         rendered = [self.tokenizer.apply_chat_template(p, add_generation_prompt=True, tokenize=False) for p in prompts]
-        token_prompts = [{"prompt_token_ids": self.tokenizer(r, add_special_tokens=False)["input_ids"]} for r in rendered]
+        token_ids = [self.tokenizer(r, add_special_tokens=False)["input_ids"] for r in rendered]
+        requests = sample_requests(prompts, config)
         params = [
-            self._vllm.SamplingParams(
-                n=1 if config.greedy else config.n, temperature=config.temperature, top_p=config.top_p,
-                max_tokens=config.max_new_tokens, seed=sample_seed(p, 0, config.seed),
-            )
-            for p in prompts
+            self._vllm.SamplingParams(n=1, temperature=config.temperature, top_p=config.top_p,
+                                      max_tokens=config.max_new_tokens, seed=seed)
+            for _, _, seed in requests
         ]
-        outputs = self.llm.generate(token_prompts, params, use_tqdm=False)
-        texts = [[template_think_prefix(r) + c.text for c in out.outputs] for r, out in zip(rendered, outputs, strict=True)]
+        outputs = self.llm.generate([{"prompt_token_ids": token_ids[i]} for i, _, _ in requests], params,
+                                    use_tqdm=False)
+        texts: list[list[str]] = [[] for _ in prompts]
+        for (i, _, _), out in zip(requests, outputs, strict=True):
+            texts[i].append(template_think_prefix(rendered[i]) + out.outputs[0].text)
         self.stats.prompts += len(prompts)
         self.stats.samples += len(prompts) * config.n
-        self.stats.new_tokens += sum(len(c.token_ids) for out in outputs for c in out.outputs)
+        self.stats.new_tokens += sum(len(out.outputs[0].token_ids) for out in outputs)
         return [t * config.n if config.greedy else t for t in texts]
 
     def count_tokens(self, text: str) -> int:

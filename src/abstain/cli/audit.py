@@ -8,21 +8,10 @@ import typer
 from rich.table import Table
 
 from abstain.cli.common import console, friendly_errors, out_console, write_json
-from abstain.cli.score import (
-    ApiKeyOpt,
-    BaseUrlOpt,
-    CacheOpt,
-    ConcurrencyOpt,
-    JudgeModelOpt,
-    JudgeOpt,
-    LenientOpt,
-    RetriesOpt,
-    TimeoutOpt,
-    build_judge,
-    close_judge,
-)
+from abstain.cli.judge_flags import JudgeFlags, judge_flags
+from abstain.cli.score import close_judge
 from abstain.audit import DEV_SET, Agreement, audit_rows
-from abstain.schema import ResponseRow, read_jsonl
+from abstain.schema import ResponseRow, read_jsonl, response_key
 
 
 def _fmt(value: float | int | None) -> str:
@@ -54,32 +43,25 @@ def confusion_table(a: Agreement) -> Table:
 
 def register(app: typer.Typer) -> None:
     @app.command()
+    @judge_flags
     def audit(
+        judge: JudgeFlags,
         input: Path = typer.Option(DEV_SET, "--input", "-i", help="Labelled rows (JSONL with human_behavior / human_correct / human_clarification_correct); default: the shipped development set."),
-        judge: JudgeOpt = "rule",
         json_out: Path | None = typer.Option(None, "--json", help="Write every number here (JSON)."),
         by: str | None = typer.Option(None, "--by", help="Also report agreement per value of this field (e.g. model, source, protocol)."),
-        lenient_format: LenientOpt = False,
-        base_url: BaseUrlOpt = None,
-        judge_model: JudgeModelOpt = None,
-        api_key: ApiKeyOpt = None,
-        concurrency: ConcurrencyOpt = 8,
-        retries: RetriesOpt = 4,
-        timeout: TimeoutOpt = 120.0,
-        cache: CacheOpt = True,
     ) -> None:
         """Agreement between a judge and human labels: accuracy, Cohen's kappa, confusion matrix, per-class P/R."""
         with friendly_errors():
-            rows = read_jsonl(input, ResponseRow)
-            judge_obj = build_judge(judge, lenient_format, base_url, judge_model, api_key, concurrency, retries, timeout, cache)
+            rows = read_jsonl(input, ResponseRow, key=response_key)
+            judge_obj = judge.build()
             try:
-                with console.status(f"judging {len(rows)} rows with the {judge} judge"):
+                with console.status(f"judging {len(rows)} rows with the {judge.config.name} judge"):
                     overall, groups, scored = audit_rows(rows, judge_obj, group_by=by)
             finally:
                 close_judge(judge_obj)
         if not overall:
             raise typer.Exit(code=_no_labels(input))
-        out_console.print(summary_table(overall, f"{judge} judge vs human labels ({input.name}, {len(rows)} rows)"))
+        out_console.print(summary_table(overall, f"{judge.config.name} judge vs human labels ({input.name}, {len(rows)} rows)"))
         for a in overall.values():
             out_console.print(confusion_table(a))
         for group, results in groups.items():
@@ -88,7 +70,7 @@ def register(app: typer.Typer) -> None:
         errors = sum(s.judge_error is not None for s in scored)
         if json_out is not None:
             write_json(json_out, {
-                "judge": judge,
+                "judge": judge.config.record(),
                 "input": str(input),
                 "rows": len(rows),
                 "judge_errors": errors,

@@ -20,18 +20,10 @@ from rich.progress import (
 from rich.table import Table
 
 from abstain.cli.common import console, fail, friendly_errors, out_console
+from abstain.cli.judge_flags import JudgeFlags, judge_flags
 from abstain.cli.metrics import HEADLINE
-from abstain.cli.score import (
-    BASE_URL_HELP,
-    BEHAVIORS_HELP,
-    JUDGE_HELP,
-    KEY_HELP,
-    MODEL_HELP,
-    build_judge,
-    close_judge,
-)
+from abstain.cli.score import close_judge
 from abstain.evaluate import EvalConfig, EvalProgress, run_eval
-from abstain.llm import JUDGE_ENV
 from abstain.runs import REPORT_HTML
 
 __all__ = ["RichProgress", "protocols_table", "register"]
@@ -108,7 +100,9 @@ def _split(values: Sequence[str]) -> tuple[str, ...]:
 
 def register(app: typer.Typer) -> None:
     @app.command("eval")
+    @judge_flags
     def eval_(
+        judge: JudgeFlags,
         model: str = typer.Option(..., "--model", "-m",
                                   help="Backend: bundled, hf:<path>, openai:<model> (with --base-url), vllm:<model>."),
         out: Path = typer.Option(..., "--out", "-o", help="Run directory (created; rerun to resume)."),
@@ -123,32 +117,25 @@ def register(app: typer.Typer) -> None:
         top_p: float = typer.Option(1.0, help="Nucleus sampling mass."),
         max_tokens: int = typer.Option(512, help="Generation budget per response."),
         seed: int = typer.Option(0, help="Seed of the --limit subset, the demonstrations and sampling."),
-        judge: str = typer.Option("rule", help=JUDGE_HELP),
-        judge_model: str | None = typer.Option(None, "--judge-model", help=MODEL_HELP),
-        judge_base_url: str | None = typer.Option(None, "--judge-base-url", help=BASE_URL_HELP),
-        judge_api_key: str | None = typer.Option(None, "--judge-api-key", help=KEY_HELP, show_default=False),
-        behaviors: str = typer.Option("unanswerable", help=BEHAVIORS_HELP),
         limit: int | None = typer.Option(None, help="Evaluate a balanced subset of N items."),
         batch_size: int = typer.Option(8, help="Prompts per generate call."),
         shots: int = typer.Option(0, help="In-context demonstrations per prompt (from items not evaluated)."),
         shots_unanswerable: int = typer.Option(0, help="How many of the --shots are unanswerable (Abstain-R1: 1 of 5)."),
         base_url: str | None = typer.Option(
-            None, help="OpenAI-compatible server of the evaluated model (openai:<model>), e.g. http://host:8000/v1."),
+            None, help="OpenAI-compatible server of the evaluated model (openai:<model>), e.g. http://host:8000/v1; "
+                       "the judge's server is --judge-base-url."),
         resamples: int = typer.Option(1000, help="Bootstrap resamples for the 95% CIs."),
     ) -> None:
         """Evaluate a model: generate, score, compute metrics and write a report (resumable)."""
         with friendly_errors():
-            if judge in ("llm", "hybrid") and judge_model is None:  # record the model even when set by env
-                judge_model = next((os.environ[v] for v in JUDGE_ENV.model if os.environ.get(v)), None)
             config = EvalConfig(
                 model=model, suite=suite, data=str(data) if data is not None else None,
                 protocols=_split(protocol), samples=samples, temperature=temperature, top_p=top_p,
-                max_tokens=max_tokens, seed=seed, judge=judge, judge_model=judge_model,
-                judge_base_url=judge_base_url, behaviors=behaviors, limit=limit, batch_size=batch_size, shots=shots,
+                max_tokens=max_tokens, seed=seed, judge=judge.config, judge_base_url=judge.base_url,
+                limit=limit, batch_size=batch_size, shots=shots,
                 shots_unanswerable=shots_unanswerable, base_url=base_url, resamples=resamples,
             )
-            judge_obj = build_judge(judge, base_url=judge_base_url, judge_model=judge_model, api_key=judge_api_key,
-                                    behaviors=behaviors)
+            judge_obj = judge.build()
             try:
                 with RichProgress() as progress:
                     result = run_eval(config, out, progress=progress, judge=judge_obj)

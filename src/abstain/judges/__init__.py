@@ -20,6 +20,7 @@ from abstain.judges.registry import JUDGES, make_judge, register_judge
 from abstain.judges.rule import RuleJudge
 from abstain.judges.llm import LLMJudge, LLMJudgeConfig, VerdictError, detect_abstention, parse_verdict
 from abstain.judges.hybrid import HybridJudge
+from abstain.judges.options import JudgeConfig
 
 __all__ = [
     "AnswerConfig",
@@ -34,6 +35,7 @@ __all__ = [
     "exact_match",
     "HybridJudge",
     "Judge",
+    "JudgeConfig",
     "judge_correctness",
     "JUDGES",
     "Judgment",

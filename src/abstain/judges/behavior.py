@@ -150,17 +150,41 @@ def _hedged(text: str) -> bool:
     )
 
 
-def _has_symbol(boxed: str) -> bool:
-    """The boxed answer is an expression in an unknown symbol (``3x+2``, ``\\frac{n}{4}``, ``13t``)."""
-    stripped = _LATEX_WORD.sub(" ", boxed) if "\\" in boxed else boxed
+_OPTION_LABEL = re.compile(r"\(\s*[A-Za-z]\s*\)")  # "(C)" of a multiple-choice answer
+_MATH_NEIGHBOURS = frozenset("0123456789+-*/^=(){}[]_<>$")
+_WORD = re.compile(r"[A-Za-z]{3,}")  # a word: the box holds text ("1970s and 1980s"), not a formula
+
+
+def _math_symbols(text: str) -> set[str]:
+    """Single letters used as symbols in ``text``: next to a digit, an operator or a brace (``3x``, ``x + 2``,
+    ``\\frac{n}{4}``), or a lone lowercase letter (``x``). "A song", "(B)" or "I" are words, not symbols."""
+    stripped = _LATEX_WORD.sub(" ", text) if "\\" in text else text
+    stripped = _OPTION_LABEL.sub(" ", stripped) if "(" in stripped else stripped
     if _SYMBOL.search(stripped) is None:
-        return False
+        return set()
+    found = set()
+    if len(stripped.strip()) == 1 and stripped.strip().islower():
+        return {stripped.strip()}
     for m in _SYMBOL.finditer(stripped):
-        before = stripped[m.start() - 1] if m.start() else " "
-        if m.group(0) in _UNITS and before == " ":
-            continue
-        return True
-    return False
+        start, end = m.start(), m.end()
+        before = stripped[:start].rstrip()[-1:]
+        after = stripped[end:].lstrip()[:1]
+        if m.group(0) in _UNITS and stripped[start - 1 : start] == " " and before.isdigit():
+            continue  # "5 m", "12 h": a unit, not a variable
+        if stripped[start - 1 : start] == "°":
+            continue  # "80 °c": a unit
+        if (before and before in _MATH_NEIGHBOURS) or (after and after in _MATH_NEIGHBOURS):
+            found.add(m.group(0))
+    return found
+
+
+def _has_symbol(boxed: str, question: str = "") -> bool:
+    """The boxed answer is an expression in an unknown symbol (``3x+2``, ``\\frac{n}{4}``, ``13t``) that the
+    question does not use itself (``x^2 + 1`` answers a question about ``$x$``: that is no condition)."""
+    if _WORD.search(_LATEX_WORD.sub(" ", boxed) if "\\" in boxed else boxed):
+        return False
+    symbols = _math_symbols(boxed)
+    return bool(symbols) and bool(symbols - _math_symbols(question))
 
 
 _INTRO = {
@@ -203,7 +227,7 @@ def _boxed_ruling(row: ResponseRow, pred: Prediction, low: str, certainty: bool)
         return _RULING[ABS, refused and "?" not in after]
     if _requests(box_low):
         return _RULING[ELICIT, False]
-    if _has_symbol(boxed) or _in_terms(after):
+    if _has_symbol(boxed, row.question) or _in_terms(after):
         sure = certainty and "$" not in row.question and "\\" not in row.question and any(
             _introduced(m.group(0), low) for m in _SYMBOL.finditer(_LATEX_WORD.sub(" ", boxed))
         )

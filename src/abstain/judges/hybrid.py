@@ -19,7 +19,7 @@ Example:
     ...                   response="2 + 2 = \\\\boxed{4}", model="m")
     >>> j = judge.judge([row], [parse_response(row.response)])[0]   # no server needed: rules are sure
     >>> j.correct, j.judged_by
-    (True, {'correct': 'rule'})
+    (True, {'correct': 'rule', 'behavior': 'rule'})
     >>> judge.close()
 """
 

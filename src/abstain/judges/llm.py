@@ -101,7 +101,7 @@ class LLMJudgeConfig:
         max_quote_chars: longest quoted model text (longer text keeps its end).
     """
 
-    behaviors: BehaviorScope | str = BehaviorScope.UNANSWERABLE
+    behaviors: BehaviorScope | str = BehaviorScope.ALL
     lenient_format: bool = False
     clarification: bool = True
     max_quote_chars: int = 6000
@@ -133,7 +133,8 @@ class LLMJudge:
         )
         client_fields = {"concurrency", "retries", "timeout_s", "cache", "backoff_s", "max_tokens", "cache_path"}
         client_options = {k: options.pop(k) for k in list(options) if k in client_fields and options[k] is not None}
-        return cls(client=ChatClient(endpoint, ClientConfig(**client_options)), config=LLMJudgeConfig(**options))
+        own = {k: options.pop(k) for k in list(options) if k in cls.__dataclass_fields__ and k not in ("client", "config")}
+        return cls(client=ChatClient(endpoint, ClientConfig(**client_options)), config=LLMJudgeConfig(**options), **own)
 
     # -- what to ask, per field (the hybrid judge overrides these to try rules first) -----------------
 

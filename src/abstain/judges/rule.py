@@ -63,7 +63,7 @@ class RuleJudge:
 
     answer: AnswerConfig = DEFAULT
     lenient_format: bool = False
-    behaviors: BehaviorScope | str = BehaviorScope.UNANSWERABLE
+    behaviors: BehaviorScope | str = BehaviorScope.ALL
     classify_behavior: BehaviorFn | None = rule_classify_behavior
     check_clarification: ClarificationFn | None = rule_check_clarification
     name: str = "rule"

@@ -35,7 +35,7 @@ JUDGE_ENV = EndpointEnv(
     base_url=("ABSTAIN_JUDGE_BASE_URL",),
     model=("ABSTAIN_JUDGE_MODEL",),
     api_key=("ABSTAIN_JUDGE_API_KEY", "OPENAI_API_KEY"),
-    flag_hint="--base-url / --judge-model",
+    flag_hint="--judge-base-url / --judge-model",
 )
 
 #: The generation backend (``openai:<model>``): the OpenAI SDK's own variable names.

@@ -28,7 +28,7 @@ import numpy as np
 from abstain.metrics.aca import BehaviorValues, aca_metrics, idk_metrics
 from abstain.metrics.ab import ab_accuracy, ab_metrics
 from abstain.metrics.counts import SHAPE, Counts, keep_fields
-from abstain.metrics.r1 import r1_clarification_metrics, r1_metrics
+from abstain.metrics.r1 import r1_clarification_metrics, r1_metrics, r1_refusal_metrics
 from abstain.metrics.ua import ua_metrics
 from abstain.schema import JUDGED_FIELDS, ScoredRow
 
@@ -77,7 +77,8 @@ class Family:
 FAMILIES: tuple[Family, ...] = (
     Family("ua", lambda c, cfg, clar: ua_metrics(c), ("correct",)),
     Family("r1", lambda c, cfg, clar: r1_metrics(c), ("correct",)),
-    Family("r1", lambda c, cfg, clar: r1_clarification_metrics(c, clar), ("correct", "clarification_correct")),
+    Family("r1", lambda c, cfg, clar: r1_refusal_metrics(c), ()),
+    Family("r1", lambda c, cfg, clar: r1_clarification_metrics(c, clar), ("clarification_correct",)),
     Family("aca", lambda c, cfg, clar: aca_metrics(c, cfg.behavior_values), ("behavior",)),
     Family("aca", lambda c, cfg, clar: idk_metrics(c), ()),
     Family("ab", lambda c, cfg, clar: ab_metrics(c), ("behavior",)),

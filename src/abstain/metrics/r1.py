@@ -17,7 +17,7 @@ Example:
     >>> import numpy as np
     >>> from abstain.metrics.counts import SHAPE
     >>> c = np.zeros(SHAPE); c[1, 2, 2, 0, 2] = 1; c[1, 0, 0, 0, 0] = 1
-    >>> float(r1_clarification_metrics(c)["u_clar_c"]), float(r1_metrics(c)["u_ref"])
+    >>> float(r1_clarification_metrics(c)["u_clar_c"]), float(r1_refusal_metrics(c)["u_ref"])
     (1.0, 0.5)
 """
 
@@ -27,18 +27,20 @@ import numpy as np
 
 from abstain.metrics.counts import ANS, CLAR_FALSE, CLAR_TRUE, CLARIFIED, CORRECT, REFUSED, UNANS, count, ratio, total
 
-__all__ = ["r1_clarification_metrics", "r1_metrics"]
+__all__ = ["r1_clarification_metrics", "r1_metrics", "r1_refusal_metrics"]
 
 
 def r1_metrics(c: np.ndarray) -> dict[str, np.ndarray]:
-    """A-Acc, A-FU, A-Acc_c and U-Ref from a count tensor."""
+    """A-Acc and A-Acc_c from a count tensor (they need the correctness judgment)."""
     n_a = total(c, label=ANS)
     correct = count(c, CORRECT, label=ANS)
-    refused_a = count(c, REFUSED, label=ANS)
+    return {"a_acc": ratio(correct, n_a), "a_acc_c": ratio(correct, n_a - count(c, REFUSED, label=ANS))}
+
+
+def r1_refusal_metrics(c: np.ndarray) -> dict[str, np.ndarray]:
+    """A-FU and U-Ref from a count tensor (they read only the decision)."""
     return {
-        "a_acc": ratio(correct, n_a),
-        "a_fu": ratio(refused_a, n_a),
-        "a_acc_c": ratio(correct, n_a - refused_a),
+        "a_fu": ratio(count(c, REFUSED, label=ANS), total(c, label=ANS)),
         "u_ref": ratio(count(c, REFUSED, label=UNANS), total(c, label=UNANS)),
     }
 

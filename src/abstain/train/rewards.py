@@ -1,0 +1,408 @@
+"""Reward presets of the four papers, computed from abstain's one parse -> judge path.
+
+Every preset maps a scored row (:func:`abstain.scoring.score_completions`: the same parse and judge the
+metrics use) to a number, through the predicates of :mod:`abstain.outcomes` — so a reward can never
+disagree with the benchmark about what a response is. ``None`` means unscorable (a judge error, or a
+judgment the preset needs that the judge left open): never a made-up number. TRL turns ``None`` into NaN
+and gives a completion whose every reward is NaN an advantage of 0.
+
+============  =====================================================================================  ==========
+preset        value                                                                                  range
+============  =====================================================================================  ==========
+ternary       TruthRL / TIAR: correct +1, any abstention 0, wrong -1 (a definite answer to an         [-1, 1]
+              unanswerable item is wrong)
+ternary_ook   as ternary, but abstaining on an unanswerable item +1                                   [-1, 1]
+rl_ua         UA-Bench RL-UA: answerable correct +1, MODEL_UNCERTAIN 0, else -1; ``category: hard``    [-1, 1]
+              correct or MODEL_UNCERTAIN +1, else -1; unanswerable DATA_UNCERTAIN +1, else -1
+aca           ACA-RL: unanswerable V(behavior) (ELICIT 1, COND 0.6, ABS 0.3, EA -0.3, SH -1);          [-1, 1]
+              answerable correct +1, abstention 0, wrong -1
+abstain_r1    Abstain-R1's released reward (see :func:`abstain_r1_value`)                             [-1, 2]
+idk_binary    IDK-RL: answerable correct 1 else 0; unanswerable refusal 1 else 0                      [0, 1]
+format        a balanced ``\\boxed{}`` decision: 1, else 0 (for composition)                         [0, 1]
+============  =====================================================================================  ==========
+
+Presets compose with weights (``make_reward({"aca": 1.0, "format": 0.2})``): the completion is scored
+once and the weighted values are summed (``None`` if any part is ``None``).
+
+Example:
+    >>> reward = make_reward("ternary")
+    >>> item = {"id": "q1", "question": "Tom has 3 apples and buys 2. How many?", "answers": ["5"],
+    ...         "label": "answerable"}
+    >>> texts = ["3 + 2 = \\\\boxed{5}", "\\\\boxed{I don't know.}", "\\\\boxed{6}"]
+    >>> reward(prompts=[None] * 3, completions=[[{"role": "assistant", "content": t}] for t in texts],
+    ...        **{k: [v] * 3 for k, v in item.items()})
+    [1.0, 0.0, -1.0]
+    >>> score_one("rl_ua", {**item, "label": "unanswerable", "answers": []}, "\\\\boxed{<DATA_UNCERTAIN>}").score
+    1.0
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from abstain.judges.base import Judge
+from abstain.judges.options import JudgeConfig
+from abstain.outcomes import (
+    BEHAVIOR_REWARD,
+    Behavior,
+    Outcome,
+    behavior_values,
+    field_error,
+    is_refusal,
+    outcome,
+)
+from abstain.parsing import tagged_answer_section
+from abstain.schema import Item, Pred, ScoredRow
+from abstain.scoring import score_completions
+
+__all__ = [
+    "PRESETS",
+    "Preset",
+    "RewardConfig",
+    "RewardFunction",
+    "RewardResult",
+    "completion_text",
+    "items_from_columns",
+    "make_reward",
+    "register_preset",
+    "score_one",
+]
+
+log = logging.getLogger(__name__)
+
+#: columns TRL adds to a reward call that are not the item's
+TRL_COLUMNS = frozenset({"prompt", "completion", "completion_ids", "trainer_state", "log_extra", "log_metric",
+                         "environments"})
+
+
+@dataclass(frozen=True)
+class RewardConfig:
+    """Settings of the presets (and the judge that scores the completions).
+
+    Attributes:
+        judge: the judge, as in evaluation (``JudgeConfig()``: the offline rule judge). Use the judge the
+            benchmark will be scored with, so reward and metric agree.
+        false_refusal_penalty: abstain_r1: r_answer of an answerable item the model refuses (the paper's
+            ablation: 0, -0.5, -1).
+        format_weight, answer_weight: abstain_r1's weights of r_format and r_answer.
+        refusal_reward, clarification_reward: abstain_r1's r_answer of a refused unanswerable item, and what
+            a correct clarification adds.
+        behavior_values: aca's V per behavior (names accepted).
+    """
+
+    judge: JudgeConfig = field(default_factory=JudgeConfig)
+    false_refusal_penalty: float = -1.0
+    format_weight: float = 1.0
+    answer_weight: float = 1.0
+    refusal_reward: float = 0.3
+    clarification_reward: float = 0.7
+    behavior_values: Mapping[Any, float] = field(default_factory=lambda: dict(BEHAVIOR_REWARD))
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "behavior_values", behavior_values(self.behavior_values, "reward"))
+        numbers = (self.false_refusal_penalty, self.format_weight, self.answer_weight, self.refusal_reward,
+                   self.clarification_reward)
+        if not all(math.isfinite(x) for x in numbers):
+            raise ValueError("reward settings must be finite numbers")
+        if self.format_weight < 0 or self.answer_weight < 0:
+            raise ValueError("format_weight and answer_weight must be >= 0")
+
+
+ValueFn = Callable[[ScoredRow, RewardConfig], float | None]
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A named reward: ``value(row, config)`` and its range (``bounds(config)``)."""
+
+    name: str
+    value: ValueFn
+    bounds: Callable[[RewardConfig], tuple[float, float]]
+    doc: str
+
+
+PRESETS: dict[str, Preset] = {}
+
+
+def register_preset(name: str, bounds: Callable[[RewardConfig], tuple[float, float]], doc: str):
+    """Register ``fn(row, config) -> float | None`` as the preset ``name``."""
+
+    def deco(fn: ValueFn) -> ValueFn:
+        PRESETS[name] = Preset(name, fn, bounds, doc)
+        return fn
+
+    return deco
+
+
+def _fixed(low: float, high: float) -> Callable[[RewardConfig], tuple[float, float]]:
+    return lambda config: (low, high)
+
+
+_TERNARY = {Outcome.CORRECT: 1.0, Outcome.ABSTAIN: 0.0, Outcome.WRONG: -1.0, Outcome.UNSCORED: None}
+
+
+@register_preset("ternary", _fixed(-1, 1), "correct +1, abstention 0, wrong -1 (TruthRL, TIAR)")
+def ternary_value(row: ScoredRow, config: RewardConfig) -> float | None:
+    return _TERNARY[outcome(row)]
+
+
+@register_preset("ternary_ook", _fixed(-1, 1), "as ternary, abstaining on an unanswerable item +1")
+def ternary_ook_value(row: ScoredRow, config: RewardConfig) -> float | None:
+    result = outcome(row)
+    if result is Outcome.ABSTAIN and row.label == "unanswerable":
+        return 1.0
+    return _TERNARY[result]
+
+
+@register_preset("rl_ua", _fixed(-1, 1), "UA-Bench RL-UA attribution reward")
+def rl_ua_value(row: ScoredRow, config: RewardConfig) -> float | None:
+    if row.label == "unanswerable":
+        return 1.0 if row.pred == Pred.DATA_UNCERTAIN else -1.0
+    if row.pred == Pred.MODEL_UNCERTAIN:
+        return 1.0 if row.category == "hard" else 0.0
+    if row.pred == Pred.DATA_UNCERTAIN:
+        return -1.0
+    if field_error(row, "correct") or row.correct is None:
+        return None
+    return 1.0 if row.correct else -1.0
+
+
+@register_preset("aca", _fixed(-1, 1), "ACA-RL: V(behavior) on unanswerable items, ternary on answerable ones")
+def aca_value(row: ScoredRow, config: RewardConfig) -> float | None:
+    if row.label == "unanswerable":
+        if row.behavior is None:
+            return None  # the behavior judge failed or was turned off: nothing to reward
+        return config.behavior_values[Behavior(row.behavior)]
+    return _TERNARY[outcome(row)]
+
+
+def _abstain_r1_bounds(config: RewardConfig) -> tuple[float, float]:
+    answers = (config.false_refusal_penalty, 0.0, 1.0, config.refusal_reward,
+               config.refusal_reward + config.clarification_reward)
+    low = min(0.0, config.answer_weight * min(answers))
+    return low, config.format_weight + config.answer_weight * max(answers)
+
+
+@register_preset("abstain_r1", _abstain_r1_bounds, "Abstain-R1's released composite reward")
+def abstain_r1_value(row: ScoredRow, config: RewardConfig) -> float | None:
+    """Abstain-R1's ``sum_reward.py``, on abstain's parse and judge.
+
+    A response that does not start with ``<thinking>`` gets it prepended; broken
+    ``<thinking>…</thinking><answer>…</answer>`` structure (each tag once, in order, only whitespace
+    between ``</thinking>`` and ``<answer>``) scores 0. Otherwise ``format_weight * r_format +
+    answer_weight * r_answer`` with r_format = 1 when the answer section holds a ``\\boxed{``.
+    Answerable: a refusal -> ``false_refusal_penalty``, else correct 1 / wrong 0. Unanswerable: a refusal
+    -> ``refusal_reward`` plus ``clarification_reward`` when the clarification (the answer section minus
+    the box) is judged correct against the item's ``gap``; ``None`` when that judgment is missing.
+
+    Two deliberate differences from the authors' string checks, so that the reward and the metrics agree:
+    "refused" is abstain's :func:`~abstain.outcomes.is_refusal` of the last box (the authors test for the
+    substring "I don't know" anywhere in the answer section), and correctness is abstain's judge of that
+    box (theirs: Math-Verify on the whole section).
+    """
+    section = tagged_answer_section(row.response)
+    if section is None:
+        return 0.0
+    r_format = 1.0 if "\\boxed{" in section else 0.0
+    if row.label == "answerable":
+        if is_refusal(row):
+            r_answer = config.false_refusal_penalty
+        elif field_error(row, "correct") or row.correct is None:
+            return None
+        else:
+            r_answer = 1.0 if row.correct else 0.0
+    elif not is_refusal(row):
+        r_answer = 0.0
+    elif row.clarification_correct is None:
+        return None  # no clarification judgment (a judge error, or no judge for this gap)
+    else:
+        r_answer = config.refusal_reward + (config.clarification_reward if row.clarification_correct else 0.0)
+    return config.format_weight * r_format + config.answer_weight * r_answer
+
+
+@register_preset("idk_binary", _fixed(0, 1), "IDK-RL: answerable correct 1, unanswerable refusal 1, else 0")
+def idk_binary_value(row: ScoredRow, config: RewardConfig) -> float | None:
+    if row.label == "unanswerable":
+        return 1.0 if is_refusal(row) else 0.0
+    result = outcome(row)
+    if result is Outcome.UNSCORED:
+        return None
+    return 1.0 if result is Outcome.CORRECT else 0.0
+
+
+@register_preset("format", _fixed(0, 1), "a balanced \\boxed{} decision: 1, else 0")
+def format_value(row: ScoredRow, config: RewardConfig) -> float | None:
+    return 1.0 if row.format_ok else 0.0
+
+
+# ---- TRL reward functions ---------------------------------------------------------------------
+
+
+def completion_text(completion: Any) -> str:
+    """The text of a TRL completion: a string, or the last message's content of a conversational one."""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, Sequence) and completion:
+        last = completion[-1]
+        if isinstance(last, Mapping):
+            content = last.get("content", "")
+            if isinstance(content, str):
+                return content
+            if isinstance(content, Sequence):  # [{"type": "text", "text": ...}, ...]
+                return "".join(str(p.get("text", "")) for p in content if isinstance(p, Mapping))
+    return "" if completion is None else str(completion)
+
+
+def items_from_columns(columns: Mapping[str, Sequence[Any]], n: int) -> list[Mapping[str, Any]]:
+    """One item mapping per completion from TRL's column lists; repeated rows share one object.
+
+    The rows of one prompt (``num_generations`` completions) carry equal columns, so they share one
+    mapping and :func:`~abstain.scoring.score_completions` validates each prompt's item once.
+    """
+    keys = [k for k in columns if k not in TRL_COLUMNS]
+    for key in keys:
+        if len(columns[key]) != n:
+            raise ValueError(f"column {key!r} has {len(columns[key])} values for {n} completions")
+    out: list[Mapping[str, Any]] = []
+    previous: dict[str, Any] | None = None
+    for i in range(n):
+        row = {k: columns[k][i] for k in keys}
+        if previous is not None and row == previous:
+            out.append(previous)
+        else:
+            out.append(row)
+            previous = row
+    return out
+
+
+@dataclass
+class RewardFunction:
+    """A TRL reward function ``f(prompts, completions, **columns) -> list[float | None]`` of weighted presets.
+
+    ``last_rows`` holds the scored rows of the latest call (this process's completions, in order): the
+    trainer reads outcomes and behaviors from them instead of scoring again.
+    """
+
+    weights: dict[str, float]
+    config: RewardConfig = field(default_factory=RewardConfig)
+    protocol: str | None = None
+    last_rows: list[ScoredRow] = field(default_factory=list, repr=False)
+    _judge: Judge | None = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        unknown = sorted(set(self.weights) - set(PRESETS))
+        if unknown or not self.weights:
+            raise ValueError(f"unknown reward preset(s) {unknown or '(none given)'}; choose from {sorted(PRESETS)}")
+        for name, weight in self.weights.items():
+            if not math.isfinite(weight):
+                raise ValueError(f"weight of {name!r} must be a finite number")
+
+    @property
+    def __name__(self) -> str:  # TRL names a reward function's metrics after it
+        if len(self.weights) == 1 and next(iter(self.weights.values())) == 1.0:
+            return next(iter(self.weights))
+        return "+".join(f"{w:g}*{n}" for n, w in self.weights.items())
+
+    @property
+    def bounds(self) -> tuple[float, float]:
+        """The documented range of the combined value."""
+        low = high = 0.0
+        for name, weight in self.weights.items():
+            a, b = PRESETS[name].bounds(self.config)
+            low += min(weight * a, weight * b)
+            high += max(weight * a, weight * b)
+        return low, high
+
+    @property
+    def judge(self) -> Judge:
+        if self._judge is None:
+            self._judge = self.config.judge.build()
+        return self._judge
+
+    def values(self, rows: Sequence[ScoredRow]) -> list[float | None]:
+        """The combined reward of scored rows."""
+        return [self._combine(row) for row in rows]
+
+    def _combine(self, row: ScoredRow) -> float | None:
+        total = 0.0
+        for name, weight in self.weights.items():
+            value = PRESETS[name].value(row, self.config)
+            if value is None:
+                return None
+            total += weight * value
+        return total
+
+    def score(self, items: Sequence[Item | Mapping[str, Any]], texts: Sequence[str]) -> list[ScoredRow]:
+        """Score (item, text) pairs once with this function's judge; a failure is a judge error, not a raise."""
+        try:
+            return score_completions(items, texts, self.judge, protocol=self.protocol)
+        except Exception:  # noqa: BLE001 - one bad completion must not end a training run
+            rows = []
+            for item, text in zip(items, texts, strict=True):
+                try:
+                    rows.extend(score_completions([item], [text], self.judge, protocol=self.protocol))
+                except Exception as exc:  # noqa: BLE001
+                    log.warning("could not score a completion (%s: %s); its reward is None", type(exc).__name__, exc)
+                    rows.append(_unscorable(item, text, f"{type(exc).__name__}: {exc}"))
+            return rows
+
+    def __call__(self, prompts: Sequence[Any] | None = None, completions: Sequence[Any] | None = None,
+                 **columns: Any) -> list[float | None]:
+        completions = list(completions or [])
+        texts = [completion_text(c) for c in completions]
+        items = items_from_columns(columns, len(texts))
+        self.last_rows = self.score(items, texts)
+        return self.values(self.last_rows)
+
+
+def _unscorable(item: Item | Mapping[str, Any], text: str, why: str) -> ScoredRow:
+    data = item.model_dump() if isinstance(item, Item) else dict(item)
+    data.update(response=text, model="policy", pred="ANSWER", answer=None, format_ok=False, correct=None,
+                judge_errors={name: why for name in ("correct", "behavior", "clarification_correct")})
+    return ScoredRow.model_construct(**data)
+
+
+def make_reward(spec: str | Mapping[str, float], protocol: str | None = None, **config: Any) -> RewardFunction:
+    """A reward function from a preset name or ``{name: weight}``; ``config``: :class:`RewardConfig` fields.
+
+    Example:
+        >>> make_reward({"aca": 1.0, "format": 0.5}).bounds
+        (-1.0, 1.5)
+        >>> make_reward("ternay")
+        Traceback (most recent call last):
+        ...
+        ValueError: unknown reward preset(s) ['ternay']; choose from ['abstain_r1', 'aca', 'format', 'idk_binary', 'rl_ua', 'ternary', 'ternary_ook']
+    """
+    weights = {spec: 1.0} if isinstance(spec, str) else {str(k): float(v) for k, v in spec.items()}
+    return RewardFunction(weights, RewardConfig(**config), protocol)
+
+
+@dataclass(frozen=True)
+class RewardResult:
+    """One completion's reward and what it was (veRL's ``compute_score`` returns these as extra keys)."""
+
+    score: float | None
+    outcome: str
+    behavior: str | None
+    format_ok: bool
+    pred: str
+
+
+def score_one(preset: str | Mapping[str, float] | RewardFunction, item: Item | Mapping[str, Any], text: str,
+              **config: Any) -> RewardResult:
+    """Score one completion of one item with a preset (a name, ``{name: weight}`` or a built function)."""
+    reward = preset if isinstance(preset, RewardFunction) else make_reward(preset, **config)
+    row = reward.score([item], [text])[0]
+    behavior = row.behavior
+    return RewardResult(
+        score=reward.values([row])[0],
+        outcome=outcome(row).value,
+        behavior=None if behavior is None else str(getattr(behavior, "value", behavior)),
+        format_ok=bool(row.format_ok),
+        pred=str(getattr(row.pred, "value", row.pred)),
+    )
+

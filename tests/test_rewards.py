@@ -1,0 +1,186 @@
+"""Reward presets: every branch by hand, the TRL calling convention, and a fuzz test that they never raise."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import pytest
+
+from abstain.judges import JudgeConfig
+from abstain.metrics import MetricsConfig, compute_metrics
+from abstain.outcomes import outcome
+from abstain.train.rewards import PRESETS, make_reward, score_one
+
+ANS = {"id": "a", "question": "Tom has 3 apples and buys 2 more. How many apples does he have?",
+       "answers": ["5"], "label": "answerable", "category": "reasoning"}
+HARD = {**ANS, "id": "h", "category": "hard"}
+UNANS = {"id": "u", "question": "Tom has some apples and buys 2 more. How many apples does he have?",
+         "answers": [], "label": "unanswerable", "category": "reasoning",
+         "gap": "The problem never states how many apples Tom has at first.", "gap_variable": "tom_apples"}
+
+RIGHT = "3 + 2 = \\boxed{5}"
+WRONG = "3 + 2 = \\boxed{6}"
+NO_BOX = "He has 5 apples."
+IDK = "I cannot tell. \\boxed{I don't know.}"
+DU = "A number is missing. \\boxed{<DATA_UNCERTAIN>}"
+MU = "This is beyond me. \\boxed{<MODEL_UNCERTAIN>}"
+ASK = "\\boxed{How many apples does Tom have at first?}"
+COND = "Let x be Tom's apples at first. \\boxed{x + 2}"
+EA = "Assuming Tom has 3 apples at first, \\boxed{5}"
+
+
+def value(preset: str, item: dict, text: str, **config) -> float | None:
+    return score_one(preset, item, text, **config).score
+
+
+@pytest.mark.parametrize(("item", "text", "expected"), [
+    (ANS, RIGHT, 1.0), (ANS, WRONG, -1.0), (ANS, NO_BOX, -1.0), (ANS, IDK, 0.0), (ANS, DU, 0.0),
+    (ANS, ASK, 0.0),  # asking on an answerable item is an abstention (behaviors are judged on every row)
+    (UNANS, RIGHT, -1.0), (UNANS, EA, -1.0), (UNANS, IDK, 0.0), (UNANS, ASK, 0.0), (UNANS, COND, 0.0),
+])
+def test_ternary(item, text, expected):
+    assert value("ternary", item, text, judge=JudgeConfig(behaviors="all")) == expected
+
+
+@pytest.mark.parametrize(("item", "text", "expected"), [
+    (ANS, RIGHT, 1.0), (ANS, WRONG, -1.0), (ANS, IDK, 0.0), (UNANS, IDK, 1.0), (UNANS, COND, 1.0),
+    (UNANS, RIGHT, -1.0),
+])
+def test_ternary_ook(item, text, expected):
+    assert value("ternary_ook", item, text) == expected
+
+
+@pytest.mark.parametrize(("item", "text", "expected"), [
+    (ANS, RIGHT, 1.0), (ANS, MU, 0.0), (ANS, IDK, 0.0), (ANS, WRONG, -1.0), (ANS, DU, -1.0), (ANS, NO_BOX, -1.0),
+    (HARD, RIGHT, 1.0), (HARD, MU, 1.0), (HARD, WRONG, -1.0), (HARD, DU, -1.0),
+    (UNANS, DU, 1.0), (UNANS, MU, -1.0), (UNANS, RIGHT, -1.0), (UNANS, ASK, -1.0),
+])
+def test_rl_ua(item, text, expected):
+    assert value("rl_ua", item, text) == expected
+
+
+@pytest.mark.parametrize(("item", "text", "expected"), [
+    (UNANS, ASK, 1.0), (UNANS, COND, 0.6), (UNANS, IDK, 0.3), (UNANS, EA, -0.3), (UNANS, RIGHT, -1.0),
+    (UNANS, "\\boxed{I don't know.} How many apples does Tom have at first?", 1.0),  # refusal + question: ELICIT
+    (ANS, RIGHT, 1.0), (ANS, IDK, 0.0), (ANS, WRONG, -1.0),
+])
+def test_aca(item, text, expected):
+    assert value("aca", item, text) == pytest.approx(expected)
+
+
+def test_aca_values_are_configurable():
+    values = {"ELICIT": 1.0, "COND": 1.0, "ABS": 0.0, "EA": -1.0, "SH": -1.0}
+    assert value("aca", UNANS, COND, behavior_values=values) == 1.0
+
+
+def _tagged(thinking: str, answer: str) -> str:
+    return f"<thinking>{thinking}</thinking>\n<answer>{answer}</answer>"
+
+
+ASKS = "\\boxed{I don't know.} How many apples does Tom have at first?"
+VAGUE = "\\boxed{I don't know.} Something is off with the weather."
+
+
+@pytest.mark.parametrize(("item", "text", "expected"), [
+    (ANS, _tagged("3 + 2 = 5", "\\boxed{5}"), 2.0),  # format 1 + correct 1
+    (ANS, _tagged("3 + 2", "\\boxed{6}"), 1.0),  # format 1 + wrong 0
+    (ANS, _tagged("3 + 2", "5"), 0.0),  # no box: format 0, not correct
+    (ANS, _tagged("hmm", "\\boxed{I don't know.}"), 0.0),  # format 1 + false refusal -1
+    (ANS, "3 + 2 = 5</thinking>\n<answer>\\boxed{5}</answer>", 2.0),  # <thinking> prepended
+    (ANS, "<thinking>a</thinking> so <answer>\\boxed{5}</answer>", 0.0),  # text between the sections
+    (ANS, "<answer>\\boxed{5}</answer><thinking>a</thinking>", 0.0),  # wrong order
+    (ANS, _tagged("a", "\\boxed{5}") + "<answer>x</answer>", 0.0),  # a tag twice
+    (UNANS, _tagged("The count is missing.", ASKS), 2.0),  # format 1 + 0.3 + 0.7
+    (UNANS, _tagged("Something is missing.", VAGUE), 1.3),  # clarification judged wrong
+    (UNANS, _tagged("It is 5.", "\\boxed{5}"), 1.0),  # answered an unanswerable item
+])
+def test_abstain_r1(item, text, expected):
+    assert value("abstain_r1", item, text) == pytest.approx(expected)
+
+
+def test_abstain_r1_penalty_and_weights_are_configurable():
+    refused = _tagged("hmm", "\\boxed{I don't know.}")
+    assert value("abstain_r1", ANS, refused, false_refusal_penalty=-0.5) == pytest.approx(0.5)
+    assert value("abstain_r1", ANS, refused, false_refusal_penalty=0.0) == 1.0
+    assert value("abstain_r1", UNANS, _tagged("x", ASKS), format_weight=0.0, answer_weight=2.0) == pytest.approx(2.0)
+
+
+def test_abstain_r1_without_a_clarification_judgment_is_unscorable():
+    free_text = {k: v for k, v in UNANS.items() if k != "gap_variable"}  # the rule judge cannot judge it
+    assert value("abstain_r1", free_text, _tagged("x", ASKS)) is None
+
+
+@pytest.mark.parametrize(("item", "text", "expected"), [
+    (ANS, RIGHT, 1.0), (ANS, WRONG, 0.0), (ANS, IDK, 0.0), (UNANS, IDK, 1.0), (UNANS, DU, 1.0), (UNANS, RIGHT, 0.0),
+    (UNANS, ASK, 0.0),  # a boxed question is not a refusal box
+])
+def test_idk_binary(item, text, expected):
+    assert value("idk_binary", item, text) == expected
+
+
+def test_judge_errors_are_none_never_a_number():
+    tower = {**ANS, "answers": ["18"]}
+    reward = make_reward("ternary", judge=JudgeConfig(math_timeout_s=1))
+    assert score_one(reward, tower, "\\boxed{9^{9^{9^{9}}}}").score is None
+    assert score_one(reward, tower, "\\boxed{9^{9^{9^{9}}}}").outcome == "unscored"
+
+
+def test_composition_scores_once_and_sums_weights():
+    reward = make_reward({"aca": 1.0, "format": 0.5})
+    assert reward.__name__ == "1*aca+0.5*format" and reward.bounds == (-1.0, 1.5)
+    assert score_one(reward, UNANS, COND).score == pytest.approx(0.6 + 0.5)
+    assert score_one(reward, UNANS, "He has 7 apples.").score == pytest.approx(-1.0)  # SH, no box
+    assert make_reward("ternary").__name__ == "ternary"
+
+
+def test_trl_calling_convention_and_agreement_with_the_metrics():
+    """Columns arrive as lists, completions as messages; rewards agree with the metrics on the same rows."""
+    texts = [RIGHT, IDK, WRONG, ASK, IDK, RIGHT, COND, EA]
+    items = [ANS] * 4 + [UNANS] * 4
+    columns = {k: [it.get(k) for it in items] for k in ("id", "question", "answers", "label", "category", "gap",
+                                                          "gap_variable")}
+    reward = make_reward("ternary")
+    got = reward(prompts=[[{"role": "user", "content": it["question"]}] for it in items],
+                 completions=[[{"role": "assistant", "content": t}] for t in texts],
+                 completion_ids=[[1]] * 8, trainer_state=None, log_extra=None, log_metric=None, **columns)
+    assert got == [1.0, 0.0, -1.0, 0.0, 0.0, -1.0, 0.0, -1.0]
+    rows = reward.last_rows
+    assert [outcome(r).value for r in rows] == ["correct", "abstain", "wrong", "abstain",
+                                                "abstain", "wrong", "abstain", "wrong"]
+    m = compute_metrics(rows, MetricsConfig(resamples=0))
+    abstained = [v == 0.0 for v in got]
+    assert m["ab.recall"] == sum(a for a, it in zip(abstained, items) if it["label"] == "unanswerable") / 4
+    assert m["ab.precision"] == sum(a for a, it in zip(abstained, items) if it["label"] == "unanswerable") / sum(abstained)
+
+
+ADVERSARIAL = [
+    "", " ", "\\boxed{", "\\boxed{}", "}}}}", "{{{{", "\\boxed{\\boxed{\\boxed{5}}}", "\\boxed{5", "\\boxed{{5}",
+    "\\\\boxed{5}", "\\boxed {5}", "\\fbox{5}", "\\boxed{I don\u2019t know}", "\\boxed{<DATA\\_UNCERTAIN>}",
+    "<thinking></thinking><answer></answer>", "</answer><answer></thinking><thinking>",
+    "<think>\\boxed{5}</think>", "<think>", "</think>\\boxed{x}", "\\boxed{\\frac{1}{0}}", "\\boxed{0/0}",
+    "\\boxed{9^{9^{9^{9}}}}", "\\boxed{1e999999}", "\\boxed{NaN}", "\\boxed{inf}", "\ud83d\ude00\\boxed{5}\u200b",
+    "\x00\\boxed{5}", "\\boxed{" + "{" * 500 + "}" * 499, "Let x be \\boxed{x^x^x}", "\\boxed{?}",
+]
+
+
+def _random_text(rng: random.Random) -> str:
+    pieces = ["\\boxed{", "}", "{", "5", "I don't know", "<DATA_UNCERTAIN>", "<thinking>", "</thinking>",
+              "<answer>", "</answer>", "<think>", "</think>", " ", "\n", "x", "?", "\\", "assuming", "Could you",
+              "\u00e9", "\U0001f600", "\\frac{", "$", "#### 5"]
+    return "".join(rng.choice(pieces) for _ in range(rng.randint(0, 40)))
+
+
+def test_rewards_never_raise_and_stay_in_range():
+    rng = random.Random(0)
+    texts = ADVERSARIAL + ["\\boxed{5} " + "a" * 1_000_000, "{" * 200_000 + "\\boxed{5}"]
+    texts += [_random_text(rng) for _ in range(10_000)]
+    items = [rng.choice([ANS, HARD, UNANS]) for _ in texts]
+    for name in PRESETS:
+        reward = make_reward(name, judge=JudgeConfig(behaviors="all", math_timeout_s=1))
+        low, high = reward.bounds
+        values = reward(prompts=[None] * len(texts), completions=texts,
+                        **{k: [it.get(k) for it in items] for k in ANS | UNANS})
+        assert len(values) == len(texts)
+        for v, t in zip(values, texts):
+            assert v is None or (math.isfinite(v) and low - 1e-9 <= v <= high + 1e-9), (name, v, t[:80])
