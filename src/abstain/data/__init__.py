@@ -14,11 +14,13 @@ from abstain.data.suites import (
     ItemSet,
     Quota,
     benchmark_of,
+    dataset_of,
     items_digest,
     load_custom,
     load_suite,
     select_items,
 )
+from abstain.data.uabench import load_uabench
 
 __all__ = [
     "BENCHMARKS",
@@ -30,9 +32,11 @@ __all__ = [
     "Quota",
     "benchmark_dir",
     "benchmark_of",
+    "dataset_of",
     "items_digest",
     "load_benchmark",
     "load_custom",
     "load_suite",
+    "load_uabench",
     "select_items",
 ]

@@ -8,7 +8,10 @@ Layout::
     {"run": {model, suite, data, limit, items, protocols, samples, judge, shots, shots_unanswerable},
      "protocols": {name: compute_metrics(rows of that protocol)},          # flat dict, ``<key>_ci`` CIs
      "distribution": {name: {"answerable": {...}, "unanswerable": {...}, "behavior": {...}}},
-     "by_benchmark": {name: {benchmark: the top-level metrics of its rows}}}
+     "by_benchmark": {name: {dataset: the top-level metrics of its rows}}}
+
+``by_benchmark`` groups rows by :func:`abstain.data.suites.dataset_of` (the benchmark, or the
+AbstentionBench dataset where a loader names one, e.g. ``coconot/subjective``).
 
 Example:
     >>> from abstain.schema import ScoredRow
@@ -24,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from abstain.data.suites import benchmark_of
+from abstain.data.suites import dataset_of
 from abstain.metrics import MetricsConfig, compute_metrics
 from abstain.schema import ScoredRow
 
@@ -88,7 +91,7 @@ def run_metrics(rows: Sequence[ScoredRow], record: dict[str, Any], resamples: in
         out["distribution"][name] = _distribution(group)
         benches: dict[str, list[ScoredRow]] = {}
         for row in group:
-            benches.setdefault(benchmark_of(row), []).append(row)
+            benches.setdefault(dataset_of(row), []).append(row)
         out["by_benchmark"][name] = {
             bench: _top_level(compute_metrics(benches[bench], config)) for bench in sorted(benches)
         }
