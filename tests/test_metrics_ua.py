@@ -125,3 +125,42 @@ def test_vectorized_over_bootstrap_resamples():
         for key, values in stacked.items():
             assert values.shape == (50,)
             assert values[i] == pytest.approx(float(one[key])), key
+
+
+def test_a_uabench_task_pools_its_datasets(fixtures_dir):
+    # the fixture checkout; predictions chosen per item, so every count below is known
+    from abstain.data import load_custom
+
+    items = {i.id: i for i in load_custom(f"uabench:{fixtures_dir / 'uabench'}").items}
+    decide = {  # knowledge: gaia + musique_1000 answerable, selfaware unanswerable
+        "uabench-gaia-0": ("ANSWER", True), "uabench-gaia-1": ("DATA_UNCERTAIN", None),
+        "uabench-musique_1000-0": ("MODEL_UNCERTAIN", None), "uabench-musique_1000-1": ("ANSWER", False),
+        "uabench-selfaware-0": ("DATA_UNCERTAIN", None), "uabench-selfaware-1": ("DATA_UNCERTAIN", None),
+        "uabench-selfaware-2": ("MODEL_UNCERTAIN", None),
+        # reasoning: olympiadbench-math answerable, gsm8k-mip + math-mip unanswerable
+        "uabench-olympiadbench-math-0": ("ANSWER", True), "uabench-olympiadbench-math-1": ("ANSWER", True),
+        "uabench-gsm8k-mip-0": ("DATA_UNCERTAIN", None), "uabench-gsm8k-mip-1": ("ANSWER", False),
+        "uabench-math-mip-0": ("DATA_UNCERTAIN", None),
+    }
+    assert set(decide) == set(items)
+    rows = []
+    for item_id, (pred, correct) in decide.items():
+        item = items[item_id]
+        rows.append(ScoredRow(**item.model_dump(), response="", model="hand", pred=pred,
+                              answer="x" if pred == "ANSWER" else None, format_ok=True, correct=correct))
+    m = compute_metrics(rows, MetricsConfig(resamples=0))
+    k = {key.removeprefix("by_category.knowledge.ua."): v for key, v in m.items()
+         if key.startswith("by_category.knowledge.ua.")}
+    # Commonsense QA: |A| = 4, correct 1, M = 3, N = 3
+    # DU: TP 2, FP 1, FN 1 -> P = (2/3)/(2/3 + 1/3) = 2/3, R = (2/3)/(2/3 + 1/3) = 2/3
+    assert k["du_precision"] == pytest.approx(2 / 3) and k["du_recall"] == pytest.approx(2 / 3)
+    assert k["du_f1"] == pytest.approx(2 / 3)
+    # MU: TP 1, FP 1, FN 2 -> P = (1/3)/(1/3 + 1/3) = 1/2, R = (1/3)/(1/3 + 2/3) = 1/3, F1 = 2/5
+    assert k["mu_precision"] == pytest.approx(1 / 2) and k["mu_recall"] == pytest.approx(1 / 3)
+    assert k["mu_f1"] == pytest.approx(2 / 5) and k["avg_f1"] == pytest.approx((2 / 3 + 2 / 5) / 2)
+    assert k["acc"] == pytest.approx(1 / 4)
+    r = {key.removeprefix("by_category.reasoning.ua."): v for key, v in m.items()
+         if key.startswith("by_category.reasoning.ua.")}
+    # Math QA: both answerable correct -> M = 0; N = 3 with TP_du = 2: FP/M = FN/M = 0/0 -> 0, so P = R = 1
+    assert r["acc"] == 1.0 and r["du_precision"] == 1.0 and r["du_recall"] == 1.0 and r["du_f1"] == 1.0
+    assert r["du_rate"] == pytest.approx(2 / 3) and r["mu_f1"] == 0.0
