@@ -1,22 +1,23 @@
 """Suites: named sets of benchmark items, balanced subsets and custom files.
 
-=========  ================================================================================================
-suite      items
-=========  ================================================================================================
-quick      120 items, 60 answerable / 60 unanswerable, drawn once with a fixed seed: GSM8K + its MiP twins
-           (8 pairs), UMWP twins (10 pairs, two per UMWP perturbation), held-out synthesis twins (12 pairs, two
-           per ACA-RL perturbation), MATH-500 8, MiP SVAMP 4, MiP formula 4, TreeCut 8 + 8, SelfAware 14 + 14
-           (knowledge). Sized for the demo: four protocols in about five minutes on 2 cores.
-math       every reasoning benchmark in full (GSM8K, MATH-500, UMWP, MiP x3, TreeCut, Abstain-Test-SUM)
-full       every shipped benchmark, plus ``heldout`` when its file is there
-heldout    the synthesis held-out set, ``src/abstain/data/synth/heldout.jsonl``
-abstain-   Abstain-R1's Abstain-Test-SUM: 284 math pairs, the unanswerable twin's ``gap`` = the authors'
-test-sum   reference clarification
-abstain-   Abstain-R1's Abstain-Test-wo-SUM: 2,139 rows from AbstentionBench subsets (12 datasets)
-test
-abstention AbstentionBench's licensed datasets and the shipped UMWP, SelfAware and MiP-GSM8K, at most
-bench-lite ``LITE_CAP`` = 100 items per label per dataset (twins drawn as pairs), fixed seed
-=========  ================================================================================================
+====================  =====================================================================================
+suite                 items
+====================  =====================================================================================
+quick                 120 items, 60 answerable / 60 unanswerable, drawn once with a fixed seed: GSM8K + its
+                      MiP twins (8 pairs), UMWP twins (10 pairs, two per UMWP perturbation), held-out synthesis
+                      twins (12 pairs, two per ACA-RL perturbation), MATH-500 8, MiP SVAMP 4, MiP formula 4,
+                      TreeCut 8 + 8, SelfAware 14 + 14 (knowledge). Sized for the demo: four protocols in
+                      about five minutes on 2 cores.
+math                  every reasoning benchmark in full (GSM8K, MATH-500, UMWP, MiP x3, TreeCut,
+                      Abstain-Test-SUM)
+full                  every shipped benchmark, plus ``heldout`` when its file is there
+heldout               the synthesis held-out set, ``src/abstain/data/synth/heldout.jsonl``
+abstain-test-sum      Abstain-R1's Abstain-Test-SUM: 284 math pairs, the unanswerable twin's ``gap`` = the
+                      authors' reference clarification
+abstain-test          Abstain-R1's Abstain-Test-wo-SUM: 2,139 rows from AbstentionBench subsets (12 datasets)
+abstentionbench-lite  AbstentionBench's licensed datasets and the shipped UMWP, SelfAware and MiP-GSM8K, at
+                      most ``LITE_CAP`` = 100 items per label per dataset (twins drawn as pairs), fixed seed
+====================  =====================================================================================
 
 :func:`dataset_of` names the dataset a row belongs to in AbstentionBench's sense (its per-dataset,
 macro-averaged metrics group by it): ``meta.dataset`` where a loader sets it (``coconot/<category>``,
