@@ -125,3 +125,20 @@ def test_eval_against_an_openai_compatible_server_keeps_no_secret(tmp_path, llam
         if path.is_file():
             data = path.read_bytes()
             assert b"sk-test-do-not-store" not in data and str(llama_server.port).encode() not in data, path
+
+
+@pytest.mark.slow
+def test_eval_on_a_uabench_checkout_pools_the_official_tasks(tmp_path, bundled_backend, fixtures_dir):
+    config = EvalConfig(model="bundled", data=f"uabench:{fixtures_dir / 'uabench'}", protocols=("attribution",),
+                        max_tokens=8, batch_size=12, resamples=0)
+    result = run_eval(config, tmp_path / "ua", backend=bundled_backend)
+    assert result.generated == 12
+    metrics = json.loads((tmp_path / "ua" / "metrics.json").read_text())
+    m = metrics["protocols"]["attribution"]
+    assert (m["by_category.knowledge.n.answerable"], m["by_category.knowledge.n.unanswerable"]) == (4, 3)
+    assert (m["by_category.reasoning.n.answerable"], m["by_category.reasoning.n.unanswerable"]) == (2, 3)
+    assert set(metrics["by_benchmark"]["attribution"]) == {
+        "uabench/gaia", "uabench/musique_1000", "uabench/selfaware", "uabench/olympiadbench-math",
+        "uabench/gsm8k-mip", "uabench/math-mip"}
+    assert all(m[f"by_category.{c}.ua.{k}"] is not None for c in ("knowledge", "reasoning")
+               for k in ("du_f1", "mu_f1", "avg_f1"))  # UA-Bench numbers are never null

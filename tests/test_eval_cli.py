@@ -73,3 +73,10 @@ def test_config_record_is_reproducible_and_keeps_no_server_or_secret(tmp_path):
     assert "--base-url URL" in record["command"]
     assert record["items"]["count"] == 2 and len(record["items"]["sha256"]) == 64
     assert record == config.record(load_suite("quick", limit=2).items, {})
+
+
+def test_uabench_data_dir_is_read_and_recorded(tmp_path, fixtures_dir):
+    r = _invoke("--model", "bundled", "--data", f"uabench:{tmp_path / 'nowhere'}", "--out", str(tmp_path / "run"))
+    assert r.exit_code == 2 and "nowhere:" in r.text and "uabench:DIR" in r.text and "checkout" in r.text
+    config = EvalConfig(model="bundled", data=f"uabench:{fixtures_dir / 'uabench'}", protocols=("attribution",))
+    assert f"--data uabench:{fixtures_dir / 'uabench'}" in config.command()

@@ -60,16 +60,21 @@ def test_parsed_decisions(scored):
 
 def test_ua_bench_reasoning_by_hand(metrics):
     m = {k.removeprefix("by_category.reasoning."): v for k, v in metrics.items() if k.startswith("by_category.reasoning.")}
-    # |A| = 5, correct = 1, M = |A_E| = 4, N = 5
+    # |A| = 5, correct = 1, M = |A_E| = 4, N = 5 (the official UA-Bench formulas, see tests/test_metrics_ua.py)
     assert m["ua.acc"] == pytest.approx(1 / 5)
-    # DU: TP = 2 (2501, 2508), FP = 1 (umwp-6) -> R = 2/5, P = (2/5) / (2/5 + 1/4) = 8/13
-    assert m["ua.du_recall"] == pytest.approx(2 / 5)
+    # DU: TP = 2 (2501, 2508), FP = 1 (umwp-6), FN = 3 -> P = (2/5) / (2/5 + 1/4) = 8/13,
+    # R = (2/5) / (2/5 + 3/4) = 8/23, F1 = 2 / (13/8 + 23/8) = 4/9; the plain rate TP/N = 2/5
     assert m["ua.du_precision"] == pytest.approx(8 / 13)
-    assert m["ua.du_f1"] == pytest.approx(16 / 33)
-    # MU: TP = 1 (umwp-4), FP = 2 (2502, 2506) -> R = 1/4, P = (1/4) / (1/4 + 2/5) = 5/13
-    assert m["ua.mu_recall"] == pytest.approx(1 / 4)
+    assert m["ua.du_recall"] == pytest.approx(8 / 23)
+    assert m["ua.du_f1"] == pytest.approx(4 / 9)
+    assert m["ua.du_rate"] == pytest.approx(2 / 5)
+    # MU: TP = 1 (umwp-4), FP = 2 (2502, 2506), FN = 3 -> P = (1/4) / (1/4 + 2/5) = 5/13,
+    # R = (1/4) / (1/4 + 3/5) = 5/17, F1 = 2 / (13/5 + 17/5) = 1/3; the plain rate TP/M = 1/4
     assert m["ua.mu_precision"] == pytest.approx(5 / 13)
-    assert m["ua.mu_f1"] == pytest.approx(10 / 33)
+    assert m["ua.mu_recall"] == pytest.approx(5 / 17)
+    assert m["ua.mu_f1"] == pytest.approx(1 / 3)
+    assert m["ua.mu_rate"] == pytest.approx(1 / 4)
+    assert m["ua.avg_f1"] == pytest.approx((4 / 9 + 1 / 3) / 2)
 
 
 def test_abstain_r1_reasoning_by_hand(metrics):
@@ -106,7 +111,7 @@ def test_overall_combines_both_categories(metrics):
     assert metrics["ua.acc"] == pytest.approx(2 / 6)
     assert metrics["r1.u_ref"] == pytest.approx(5 / 6)
     assert metrics["by_category.knowledge.ua.acc"] == 1.0
-    assert metrics["by_category.knowledge.ua.mu_recall"] is None  # M = 0: undefined, not 0
+    assert metrics["by_category.knowledge.ua.mu_recall"] == 0.0  # M = 0: UA-Bench's code gives 0, not null
     assert metrics["by_category.knowledge.ua.du_recall"] == 0.0
     counts = {k: metrics[k] for k in ("n.answerable", "n.unanswerable", "n.judge_errors", "n.format_errors")}
     assert counts == {"n.answerable": 6, "n.unanswerable": 6, "n.judge_errors": 0, "n.format_errors": 1}
@@ -173,5 +178,5 @@ def test_a_class_never_predicted_scores_f1_zero_not_undefined(scored):
     no_du = [s.model_copy(update={"pred": "MODEL_UNCERTAIN"}) if s.pred.value == "DATA_UNCERTAIN" else s
              for s in scored]
     m = compute_metrics(no_du, MetricsConfig(resamples=100))
-    assert m["ua.du_recall"] == 0.0 and m["ua.du_precision"] is None
+    assert m["ua.du_recall"] == 0.0 and m["ua.du_precision"] == 0.0  # UA-Bench: 0/0 -> 0
     assert m["ua.du_f1"] == 0.0 and m["ua.du_f1_ci"] == [0.0, 0.0]

@@ -81,7 +81,7 @@ def test_report_has_every_protocol_table_and_three_embedded_plots(tmp_path, scor
     images = re.findall(r'src="data:image/png;base64,([^"]+)"', page)
     assert len(images) == 3 and all(base64.b64decode(i).startswith(PNG) for i in images)
     for title in ("UA-Bench metrics", "Abstain-R1 metrics", "ACA-RL metrics", "AbstentionBench / TIAR metrics",
-                  "Category: knowledge", "Category: reasoning", "per perturbation", "per benchmark"):
+                  "Category: knowledge", "Category: reasoning", "per perturbation", "per dataset"):
         assert title in page
     assert "<th>attribution</th>" in page and "<th>idk</th>" in page
     md = (run / "report.md").read_text()
@@ -143,6 +143,9 @@ def test_compare_and_report_errors_name_the_problem(tmp_path, scored):
 def test_tables_of_one_run_have_one_column_per_protocol(tmp_path, scored):
     run = load_run(_run_dir(tmp_path / "run", scored, ["attribution", "idk"]))
     for table in report_tables([run]):
+        if table.title == "Datasets":  # category, scenario, then the items of each protocol
+            assert table.header[1:] == ["category", "scenario", "items · attribution", "items · idk"]
+            continue
         assert table.header[1:] == ["attribution", "idk"]
         assert all(len(cells) == 2 for _, cells in table.rows)
 
@@ -157,4 +160,5 @@ def test_a_run_without_unanswerable_items_still_renders(tmp_path, scored):
         page = write_report(run).read_text()
     assert page.count("data:image/png;base64,") == 3
     m = json.loads((run / "metrics.json").read_text())["protocols"]["idk"]
-    assert m["ua.du_f1"] is None and m["n.unanswerable"] == 0
+    assert m["ua.du_f1"] == 0.0 and m["n.unanswerable"] == 0  # UA-Bench's code: 0/0 -> 0
+    assert m["r1.u_ref"] is None  # the other families: null

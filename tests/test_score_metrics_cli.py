@@ -10,6 +10,7 @@ from abstain.cli import app
 
 BASE_KEYS = [
     "ua.acc", "ua.du_precision", "ua.du_recall", "ua.du_f1", "ua.mu_precision", "ua.mu_recall", "ua.mu_f1",
+    "ua.du_rate", "ua.mu_rate", "ua.avg_f1", "ua.sd_precision", "ua.balanced_accuracy",
     "r1.a_acc", "r1.a_fu", "r1.a_acc_c", "r1.u_ref", "r1.u_clar", "r1.u_clar_c",
     "aca.dist.SH", "aca.dist.EA", "aca.dist.ABS", "aca.dist.COND", "aca.dist.ELICIT",
     "aca.behavior_reward", "aca.behavior_score", "aca.idk_score",
@@ -32,7 +33,8 @@ def test_score_then_metrics_gives_every_key(tmp_path, fixtures_dir):
             assert key in row
     r = runner.invoke(app, ["metrics", "-i", str(scored), "--json", str(out), "--resamples", "100"])
     assert r.exit_code == 0, r.output
-    assert "ua.du_f1" in r.output  # the headline table
+    assert "ua.du_f1" in r.output and "ua.avg_f1" in r.output  # the headline table
+    assert "UA-Bench's code: 0" in r.output.replace("\n", " ")  # says how undefined values show
     m = json.loads(out.read_text())
     for prefix in ("", "by_category.reasoning.", "by_category.knowledge."):
         for key in BASE_KEYS:

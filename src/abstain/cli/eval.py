@@ -21,7 +21,7 @@ from rich.table import Table
 
 from abstain.cli.common import console, fail, friendly_errors, out_console
 from abstain.cli.judge_flags import JudgeFlags, judge_flags
-from abstain.cli.metrics import HEADLINE
+from abstain.cli.metrics import HEADLINE, UNDEFINED_NOTE
 from abstain.cli.score import close_judge
 from abstain.evaluate import EvalConfig, EvalProgress, run_eval
 from abstain.runs import REPORT_HTML
@@ -89,7 +89,7 @@ def protocols_table(metrics: dict[str, Any], title: str) -> Table:
                                                 for p in protocols))
     table.caption = (
         f"{first.get('n.answerable', 0)} answerable, {first.get('n.unanswerable', 0)} unanswerable items; "
-        "95% CIs, plots and breakdowns in the report"
+        f"{UNDEFINED_NOTE}; 95% CIs, plots and breakdowns in the report"
     )
     return table
 

@@ -12,9 +12,13 @@ from abstain.metrics import MetricsConfig, compute_metrics
 from abstain.schema import ScoredRow, read_jsonl, response_key
 
 HEADLINE = (
-    "ua.acc", "ua.du_f1", "ua.mu_f1", "r1.a_acc", "r1.a_fu", "r1.u_ref", "r1.u_clar",
+    "ua.acc", "ua.du_f1", "ua.mu_f1", "ua.avg_f1", "r1.a_acc", "r1.a_fu", "r1.u_ref", "r1.u_clar",
     "aca.behavior_score", "aca.idk_score", "ab.f1", "ab.precision", "ab.recall",
 )
+
+
+#: how undefined values show: UA-Bench's released code gives 0, the other families null (—)
+UNDEFINED_NOTE = "ua.* as UA-Bench's code: 0 where a count is 0; other metrics: — where undefined"
 
 
 def headline_table(metrics: dict, title: str = "metrics") -> Table:
@@ -32,7 +36,8 @@ def headline_table(metrics: dict, title: str = "metrics") -> Table:
         )
     table.caption = (
         f"{metrics['n.answerable']} answerable, {metrics['n.unanswerable']} unanswerable, "
-        f"{metrics['n.format_errors']} without a box, {metrics['n.judge_errors']} judge errors"
+        f"{metrics['n.format_errors']} without a box, {metrics['n.judge_errors']} judge errors; "
+        f"{UNDEFINED_NOTE}"
     )
     return table
 

@@ -16,11 +16,13 @@ from abstain.data.suites import (
     ItemSet,
     Quota,
     benchmark_of,
+    dataset_of,
     items_digest,
     load_custom,
     load_suite,
     select_items,
 )
+from abstain.data.uabench import load_uabench
 
 #: twelve hand-written responses to real UMWP and SelfAware items, for examples and first steps
 EXAMPLE_RESPONSES = Path(__file__).resolve().parent / "demo" / "responses.jsonl"
@@ -36,9 +38,11 @@ __all__ = [
     "Quota",
     "benchmark_dir",
     "benchmark_of",
+    "dataset_of",
     "items_digest",
     "load_benchmark",
     "load_custom",
     "load_suite",
+    "load_uabench",
     "select_items",
 ]

@@ -41,7 +41,10 @@ FAMILIES: dict[str, str] = {
     "heldout": "word_problems",
     "math500": "competition_math",
     "mip_formula": "competition_math",
+    "abstain_test_sum": "competition_math",
     "selfaware": "knowledge",
+    **dict.fromkeys(("coconot", "bbq", "mediq", "moralchoice", "bbh_disambiguation_qa", "bigbench_known_unknowns",
+                     "bigbench_sufficient_information", "abstain_test"), "knowledge"),
 }
 #: the benchmark a benchmark's twins come from (tried right after the benchmark itself)
 RELATED: dict[str, str] = {

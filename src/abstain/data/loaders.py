@@ -21,6 +21,11 @@ treecut        TreeCut samples; answer ``unknown`` -> unanswerable; numVars/ansD
 selfaware      SelfAware (knowledge); CC-BY-SA-4.0, research use only - a notice is logged when loaded
 =============  ==========================================================================================
 
+The AbstentionBench datasets (``coconot``, ``bbq``, ``mediq``, ``moralchoice``, ``bbh_disambiguation_qa``,
+``bigbench_known_unknowns``, ``bigbench_sufficient_information``) are in :mod:`abstain.data.abstentionbench`,
+Abstain-R1's test sets (``abstain_test_sum``, ``abstain_test``) in :mod:`abstain.data.abstain_r1`; their
+items also carry ``meta.dataset`` (see :func:`abstain.data.suites.dataset_of`).
+
 Example:
     >>> items = load_benchmark("umwp")
     >>> [(i.id, i.label, i.perturbation) for i in items if i.meta["pair_id"] == "umwp-1"]
@@ -31,17 +36,15 @@ Example:
 
 from __future__ import annotations
 
-import json
 import logging
 import re
 from collections.abc import Callable
 from functools import cache
-from importlib import resources
-from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
+from abstain.data.abstain_r1 import LOADERS as ABSTAIN_R1_LOADERS
+from abstain.data.abstentionbench import LOADERS as ABSTENTIONBENCH_LOADERS
+from abstain.data.files import NOTIFIED, benchmark_dir, make_item, notice_once, read_json, read_jsonl_rows
 from abstain.schema import DataError, Item
 
 __all__ = [
@@ -69,35 +72,9 @@ UNDERSPECIFIED = "underspecified_context"  # AbstentionBench scenario names
 ANSWER_UNKNOWN = "answer_unknown"
 
 
-def benchmark_dir() -> Path:
-    """Folder of the shipped benchmark files."""
-    return Path(str(resources.files("abstain") / "data" / "benchmarks"))
-
-
-def _jsonl(path: Path) -> list[dict[str, Any]]:
-    rows = []
-    with path.open(encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, start=1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise DataError(f"{path}:{lineno}: invalid JSON ({exc})") from None
-    return rows
-
-
-def _json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise DataError(f"{path}: invalid JSON ({exc})") from None
-
-
-def _item(path: Path, where: int | str, **fields: Any) -> Item:
-    try:
-        return Item(**fields)
-    except ValidationError as exc:
-        raise DataError(f"{path}:{where}: {exc.errors(include_url=False)[0]['msg']}") from None
+_jsonl = read_jsonl_rows
+_json = read_json
+_item = make_item
 
 
 def _gsm8k_answer(solution: str) -> str:
@@ -221,13 +198,11 @@ def _load_treecut() -> list[Item]:
     return items
 
 
-_notified: set[str] = set()
+_notified = NOTIFIED  # the notices already logged (tests clear it)
 
 
 def _load_selfaware() -> list[Item]:
-    if "selfaware" not in _notified:
-        _notified.add("selfaware")
-        log.warning(SELFAWARE_NOTICE)
+    notice_once("selfaware", SELFAWARE_NOTICE, log)
     path = benchmark_dir() / "selfaware" / "SelfAware.json"
     items = []
     for row in _json(path)["example"]:
@@ -253,6 +228,8 @@ BENCHMARKS: dict[str, Callable[[], list[Item]]] = {
                                              lambda r: {"complexity": r.get("complexity"), "depth": r.get("depth")}),
     "treecut": _load_treecut,
     "selfaware": _load_selfaware,
+    **ABSTENTIONBENCH_LOADERS,
+    **ABSTAIN_R1_LOADERS,
 }
 
 

@@ -1,16 +1,27 @@
 """Suites: named sets of benchmark items, balanced subsets and custom files.
 
-=========  ================================================================================================
-suite      items
-=========  ================================================================================================
-quick      120 items, 60 answerable / 60 unanswerable, drawn once with a fixed seed: GSM8K + its MiP twins
-           (8 pairs), UMWP twins (10 pairs, two per UMWP perturbation), held-out synthesis twins (12 pairs, two
-           per ACA-RL perturbation), MATH-500 8, MiP SVAMP 4, MiP formula 4, TreeCut 8 + 8, SelfAware 14 + 14
-           (knowledge). Sized for the demo: four protocols in about five minutes on 2 cores.
-math       every reasoning benchmark in full (GSM8K, MATH-500, UMWP, MiP x3, TreeCut)
-full       every shipped benchmark, plus ``heldout`` when its file is there
-heldout    the synthesis held-out set, ``src/abstain/data/synth/heldout.jsonl``
-=========  ================================================================================================
+====================  =====================================================================================
+suite                 items
+====================  =====================================================================================
+quick                 120 items, 60 answerable / 60 unanswerable, drawn once with a fixed seed: GSM8K + its
+                      MiP twins (8 pairs), UMWP twins (10 pairs, two per UMWP perturbation), held-out synthesis
+                      twins (12 pairs, two per ACA-RL perturbation), MATH-500 8, MiP SVAMP 4, MiP formula 4,
+                      TreeCut 8 + 8, SelfAware 14 + 14 (knowledge). Sized for the demo: four protocols in
+                      about five minutes on 2 cores.
+math                  every reasoning benchmark in full (GSM8K, MATH-500, UMWP, MiP x3, TreeCut,
+                      Abstain-Test-SUM)
+full                  every shipped benchmark, plus ``heldout`` when its file is there
+heldout               the synthesis held-out set, ``src/abstain/data/synth/heldout.jsonl``
+abstain-test-sum      Abstain-R1's Abstain-Test-SUM: 284 math pairs, the unanswerable twin's ``gap`` = the
+                      authors' reference clarification
+abstain-test          Abstain-R1's Abstain-Test-wo-SUM: 2,139 rows from AbstentionBench subsets (12 datasets)
+abstentionbench-lite  AbstentionBench's licensed datasets and the shipped UMWP, SelfAware and MiP-GSM8K, at
+                      most ``LITE_CAP`` = 100 items per label per dataset (twins drawn as pairs), fixed seed
+====================  =====================================================================================
+
+:func:`dataset_of` names the dataset a row belongs to in AbstentionBench's sense (its per-dataset,
+macro-averaged metrics group by it): ``meta.dataset`` where a loader sets it (``coconot/<category>``,
+``bbq``, ``mediq``, ``abstain_test/<subset>``, ``uabench/<file>`` ...), else the benchmark.
 
 ``limit`` draws a *balanced* subset deterministically from ``seed``: evenly across labels, then
 benchmarks, then perturbations, as far as each group allows — so even ``limit=2`` has one answerable and
@@ -35,15 +46,21 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from abstain.data.abstentionbench import LOADERS as ABSTENTIONBENCH_LOADERS
 from abstain.data.loaders import BENCHMARKS, load_benchmark
+from abstain.data.uabench import PREFIX as UABENCH_PREFIX
+from abstain.data.uabench import load_uabench
 from abstain.schema import DataError, Item, read_jsonl
 
 __all__ = [
     "HELDOUT_PATH",
     "SUITES",
     "ItemSet",
+    "LITE_CAP",
+    "LITE_DATASETS",
     "Quota",
     "benchmark_of",
+    "dataset_of",
     "items_digest",
     "load_custom",
     "load_suite",
@@ -52,8 +69,13 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-REASONING = ("gsm8k", "math500", "umwp", "mip_gsm8k", "mip_svamp", "mip_formula", "treecut")
+REASONING = ("gsm8k", "math500", "umwp", "mip_gsm8k", "mip_svamp", "mip_formula", "treecut", "abstain_test_sum")
 QUICK_SEED = 0
+LITE_SEED = 0
+LITE_CAP = 100  # items per label per dataset in abstentionbench-lite
+#: benchmarks of abstentionbench-lite, and the AbstentionBench scenario of the shipped ones outside it
+LITE_DATASETS = (*ABSTENTIONBENCH_LOADERS, "umwp", "selfaware", "mip_gsm8k")
+_LITE_SCENARIO = {"umwp": "underspecified_context", "selfaware": "answer_unknown", "mip_gsm8k": "underspecified_context"}
 
 
 def heldout_path() -> Path:
@@ -92,6 +114,9 @@ SUITES: dict[str, str] = {
     "math": "every reasoning benchmark in full",
     "full": "every shipped benchmark (+ heldout when present)",
     "heldout": "the synthesis held-out set (src/abstain/data/synth/heldout.jsonl)",
+    "abstain-test-sum": "Abstain-R1's SUM test: 284 math pairs, clarifications judged against the authors' reference",
+    "abstain-test": "Abstain-R1's knowledge test set: 2,139 rows built from AbstentionBench subsets",
+    "abstentionbench-lite": "AbstentionBench's licensed datasets + UMWP, SelfAware, MiP-GSM8K, <= 100 per label each",
 }
 
 
@@ -114,6 +139,19 @@ class ItemSet:
 def benchmark_of(item: Item) -> str:
     """The benchmark an item comes from (``meta.benchmark``, else its source, else ``custom``)."""
     return str(item.meta.get("benchmark") or (item.source or "custom").split("/")[0])
+
+
+def dataset_of(item: Item) -> str:
+    """The AbstentionBench dataset of an item or row: ``meta.dataset``, else :func:`benchmark_of`.
+
+    Example:
+        >>> dataset_of(Item(id="1", question="q", answers=[], label="unanswerable",
+        ...                 meta={"benchmark": "coconot", "dataset": "coconot/subjective"}))
+        'coconot/subjective'
+        >>> dataset_of(Item(id="2", question="q", answers=[], label="unanswerable", source="umwp/svamp"))
+        'umwp'
+    """
+    return str(item.meta.get("dataset") or benchmark_of(item))
 
 
 def _dedupe(items: Sequence[Item]) -> list[Item]:
@@ -203,7 +241,46 @@ def _heldout(required: bool) -> list[Item]:
     return items
 
 
+def _lite_candidates() -> list[Item]:
+    """Every item of the lite datasets, each with ``meta.dataset`` and ``meta.scenario`` set."""
+    out = []
+    for name in LITE_DATASETS:
+        for item in load_benchmark(name):
+            if name in _LITE_SCENARIO:  # the MiP GSM8K originals belong to the MiP GSM8K dataset here
+                meta = {**item.meta, "dataset": name, "scenario": _LITE_SCENARIO[name]}
+                item = item.model_copy(update={"meta": meta})
+            out.append(item)
+    return _dedupe(out)
+
+
+def _capped(items: Sequence[Item], cap: int, rng: random.Random) -> list[Item]:
+    """At most ``cap`` items per label; twins (``meta.pair_id``) are drawn as pairs when every item has one."""
+    keys = (lambda i: i.source or "", lambda i: i.perturbation or "")
+    answerable = {i.meta["pair_id"]: i for i in items if i.label == "answerable" and i.meta.get("pair_id")}
+    unans = [i for i in items if i.label == "unanswerable"]
+    if unans and len(unans) == len(answerable) and all(i.meta.get("pair_id") in answerable for i in unans):
+        chosen = {i.id for u in _spread(unans, cap, rng, keys) for i in (u, answerable[u.meta["pair_id"]])}
+    else:
+        chosen = {i.id for label in ("answerable", "unanswerable")
+                  for i in _spread([i for i in items if i.label == label], cap, rng, keys)}
+    return [i for i in items if i.id in chosen]
+
+
+def _lite(candidates: Sequence[Item]) -> list[Item]:
+    groups: dict[str, list[Item]] = {}
+    for item in candidates:
+        groups.setdefault(dataset_of(item), []).append(item)
+    return [i for name, group in groups.items()
+            for i in _capped(group, LITE_CAP, random.Random(f"{LITE_SEED}:{name}"))]
+
+
 def _suite_candidates(name: str) -> list[Item]:
+    if name == "abstain-test-sum":
+        return load_benchmark("abstain_test_sum")
+    if name == "abstain-test":
+        return load_benchmark("abstain_test")
+    if name == "abstentionbench-lite":
+        return _lite_candidates()
     if name == "quick":
         return _dedupe([i for b in QUICK for i in _benchmark(b)])
     if name == "math":
@@ -225,14 +302,21 @@ def _pool(candidates: Sequence[Item], chosen: Sequence[Item]) -> list[Item]:
 def load_suite(name: str, limit: int | None = None, seed: int = 0) -> ItemSet:
     """The items of a named suite (optionally a balanced subset) and its demonstration pool."""
     candidates = _suite_candidates(name)
-    base = _quick() if name == "quick" else candidates
+    base = _quick() if name == "quick" else _lite(candidates) if name == "abstentionbench-lite" else candidates
     items = select_items(base, limit, seed)
     return ItemSet(name, items, _pool(candidates, items))
 
 
 def load_custom(path: str | Path, limit: int | None = None, seed: int = 0) -> ItemSet:
-    """Items of your own JSONL file (validated: errors name ``file:line``), optionally a balanced subset."""
-    candidates = read_jsonl(path, Item)
+    """Items of your own JSONL file (validated: errors name ``file:line``), optionally a balanced subset.
+
+    ``uabench:DIR`` reads a UA-Bench checkout instead (:func:`abstain.data.uabench.load_uabench`).
+    """
+    text = str(path)
+    if text.startswith(UABENCH_PREFIX):
+        candidates = load_uabench(text[len(UABENCH_PREFIX):])
+    else:
+        candidates = read_jsonl(path, Item)
     if not candidates:
         raise DataError(f"{path}: no items")
     seen: set[str] = set()

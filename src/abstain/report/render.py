@@ -30,7 +30,7 @@ body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2rem 
 padding:0 1rem;color:#222}
 table{border-collapse:collapse;margin:0.5rem 0 1.5rem;font-size:0.9rem}
 th,td{border:1px solid #ddd;padding:0.3rem 0.6rem;text-align:right;white-space:nowrap}
-thead th{background:#f3f3f3}tbody th{text-align:left;font-weight:500}
+thead th{background:#f3f3f3}thead th:first-child,tbody th{text-align:left}tbody th{font-weight:500}
 .ci{color:#777;font-size:0.8em}.delta{font-size:0.8em;font-weight:600}.up{color:#2e7d32}.down{color:#c62828}
 .caption{color:#555;font-size:0.9rem}img{max-width:100%;border:1px solid #eee;margin:0.5rem 0}
 code{background:#f6f6f6;padding:0.1rem 0.3rem}
@@ -52,7 +52,7 @@ def _runs_table(runs: Sequence[RunView]) -> Table:
         if any(v not in (None, 0) for v in values) or name in ("model", "judge"):
             rows.append((name, [Cell(", ".join(v) if isinstance(v, list) else str(v)) for v in values]))
     rows.append(("items", [Cell(str(r.config.get("items", {}).get("count", "?"))) for r in runs]))
-    return Table("Runs" if len(runs) > 1 else "Run", ["", *(r.label for r in runs)], rows)
+    return Table("Runs" if len(runs) > 1 else "Run", ["setting", *(r.label for r in runs)], rows, section="Run")
 
 
 def _plots(runs: Sequence[RunView], out: Path) -> dict[str, tuple[str, bytes]]:
@@ -69,6 +69,17 @@ def _plots(runs: Sequence[RunView], out: Path) -> dict[str, tuple[str, bytes]]:
     return images
 
 
+def _sections(tables: Sequence[Table]) -> list[tuple[str, list[Table]]]:
+    """Consecutive tables of the same ``section`` (``Tables`` when unnamed), in order."""
+    out: list[tuple[str, list[Table]]] = []
+    for table in tables:
+        name = table.section or "Tables"
+        if not out or out[-1][0] != name:
+            out.append((name, []))
+        out[-1][1].append(table)
+    return out
+
+
 def _render(runs: Sequence[RunView], out: Path, stem: str, title: str) -> tuple[Path, Path]:
     out.mkdir(parents=True, exist_ok=True)
     tables = [_runs_table(runs), *report_tables(runs)]
@@ -81,8 +92,9 @@ def _render(runs: Sequence[RunView], out: Path, stem: str, title: str) -> tuple[
               "difference to the first run. Metric definitions: README, section Metrics.\n")
     md.append("## Plots\n")
     md += [f"![{caption}](plots/{name}.png)\n" for name, (caption, _) in images.items()]
-    md.append("## Tables\n")
-    md += [t.markdown() for t in tables]
+    for section, group in _sections(tables):
+        md.append(f"## {section}\n")
+        md += [t.markdown() for t in group]
     md_path = out / f"{stem}.md"
     _write(md_path, "\n".join(md))
 
@@ -91,13 +103,15 @@ def _render(runs: Sequence[RunView], out: Path, stem: str, title: str) -> tuple[
         f"{base64.b64encode(png).decode('ascii')}\"><figcaption>{html.escape(caption)}</figcaption></figure>"
         for caption, png in images.values()
     )
+    body = "".join(f"<h2>{html.escape(section)}</h2>" + "".join(t.html() for t in group)
+                   for section, group in _sections(tables))
     reproduce = "".join(f"<p>Reproduce: <code>{html.escape(c)}</code></p>" for c in commands)
     page = (
         f"<!doctype html><html><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
         f"<style>{CSS}</style></head><body><h1>{html.escape(title)}</h1>{reproduce}"
         "<p class=\"caption\">Values are fractions with bootstrap 95% CIs (items resampled); Δ is the difference "
         "to the first run.</p>"
-        f"<h2>Plots</h2>{figures}<h2>Tables</h2>{''.join(t.html() for t in tables)}</body></html>\n"
+        f"<h2>Plots</h2>{figures}{body}</body></html>\n"
     )
     html_path = out / f"{stem}.html"
     _write(html_path, page)

@@ -8,7 +8,13 @@ Layout::
     {"run": {model, suite, data, limit, items, protocols, samples, judge, shots, shots_unanswerable},
      "protocols": {name: compute_metrics(rows of that protocol)},          # flat dict, ``<key>_ci`` CIs
      "distribution": {name: {"answerable": {...}, "unanswerable": {...}, "behavior": {...}}},
-     "by_benchmark": {name: {benchmark: the top-level metrics of its rows}}}
+     "by_benchmark": {name: {dataset: the top-level metrics of its rows}},
+     "datasets": {dataset: {"category": ..., "scenario": ...}}}
+
+``by_benchmark`` groups rows by :func:`abstain.data.suites.dataset_of` (the benchmark, or the
+AbstentionBench dataset where a loader names one, e.g. ``coconot/subjective``); ``datasets`` says each
+dataset's ``category`` and AbstentionBench ``scenario`` (``null`` when absent, ``"mixed"`` when its rows
+disagree), for the report's per-dataset and knowledge sections.
 
 Example:
     >>> from abstain.schema import ScoredRow
@@ -24,7 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from abstain.data.suites import benchmark_of
+from abstain.data.suites import dataset_of
 from abstain.metrics import MetricsConfig, compute_metrics
 from abstain.outcomes import Outcome, is_refusal, outcome
 from abstain.schema import Behavior, ScoredRow
@@ -76,6 +82,16 @@ def _top_level(metrics: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in metrics.items() if not k.startswith(("by_category.", "aca.by_perturbation."))}
 
 
+def _datasets(rows: Sequence[ScoredRow]) -> dict[str, dict[str, str | None]]:
+    seen: dict[str, dict[str, set[str | None]]] = {}
+    for row in rows:
+        info = seen.setdefault(dataset_of(row), {"category": set(), "scenario": set()})
+        info["category"].add(row.category)
+        info["scenario"].add(row.meta.get("scenario"))
+    one = lambda values: next(iter(values)) if len(values) == 1 else "mixed"  # noqa: E731
+    return {name: {k: one(v) for k, v in info.items()} for name, info in sorted(seen.items())}
+
+
 def run_metrics(rows: Sequence[ScoredRow], record: dict[str, Any], resamples: int | None = None) -> dict[str, Any]:
     """The ``metrics.json`` content for the scored rows of a run (rows in canonical order)."""
     config = MetricsConfig(resamples=record.get("resamples", 1000) if resamples is None else resamples)
@@ -85,6 +101,7 @@ def run_metrics(rows: Sequence[ScoredRow], record: dict[str, Any], resamples: in
         "protocols": {},
         "distribution": {},
         "by_benchmark": {},
+        "datasets": _datasets(rows),
     }
     for name in protocols:
         group = [r for r in rows if (r.protocol or "") == name]
@@ -92,7 +109,7 @@ def run_metrics(rows: Sequence[ScoredRow], record: dict[str, Any], resamples: in
         out["distribution"][name] = _distribution(group)
         benches: dict[str, list[ScoredRow]] = {}
         for row in group:
-            benches.setdefault(benchmark_of(row), []).append(row)
+            benches.setdefault(dataset_of(row), []).append(row)
         out["by_benchmark"][name] = {
             bench: _top_level(compute_metrics(benches[bench], config)) for bench in sorted(benches)
         }

@@ -2,7 +2,10 @@
 
 A report has one column per protocol; a comparison one column per (protocol, run), the runs of a
 protocol side by side, each later run showing its delta against the first. Cells carry the value, its
-bootstrap 95% CI and the delta.
+bootstrap 95% CI and the delta. Every table is rectangular: its header has one cell per body column
+(the row-name column included). Tables come in sections: the metric families, categories,
+perturbations, one row per dataset (:func:`abstain.data.suites.dataset_of`), and the knowledge suites'
+AbstentionBench view.
 
 Example:
     >>> cols = [Column("idk", "idk", {"ua.acc": 0.5, "ua.acc_ci": [0.25, 0.75]}, None)]
@@ -42,15 +45,24 @@ __all__ = [
 ]
 
 FAMILY_KEYS: dict[str, tuple[str, ...]] = {
-    "UA-Bench": ("ua.acc", "ua.du_precision", "ua.du_recall", "ua.du_f1", "ua.mu_precision", "ua.mu_recall",
-                 "ua.mu_f1"),
+    "UA-Bench": ("ua.acc", "ua.du_precision", "ua.du_recall", "ua.du_f1", "ua.du_rate", "ua.mu_precision",
+                 "ua.mu_recall", "ua.mu_f1", "ua.mu_rate", "ua.avg_f1", "ua.sd_precision", "ua.balanced_accuracy"),
     "Abstain-R1": ("r1.a_acc", "r1.a_fu", "r1.a_acc_c", "r1.u_ref", "r1.u_clar", "r1.u_clar_c"),
     "ACA-RL": ("aca.behavior_score", "aca.behavior_reward", "aca.idk_score", "aca.dist.SH", "aca.dist.EA",
                "aca.dist.ABS", "aca.dist.COND", "aca.dist.ELICIT"),
     "AbstentionBench / TIAR": ("ab.f1", "ab.precision", "ab.recall", "ab.accuracy"),
 }
-CATEGORY_KEYS = ("ua.acc", "ua.du_f1", "ua.mu_f1", "r1.a_fu", "r1.u_ref", "aca.behavior_score", "ab.f1")
+FAMILY_CAPTIONS = {
+    "UA-Bench": "as UA-Bench's released code computes them: recall normalizes its false negatives too "
+                "(du_recall = (TP/N) / (TP/N + FN/M)); du_rate = TP/N, mu_rate = TP/M are the plain detection "
+                "rates; every division by zero gives 0, not — (read the counts)",
+    "AbstentionBench / TIAR": "pooled over all rows; AbstentionBench's own headline is the unweighted mean over "
+                              "datasets (see Per dataset)",
+}
+CATEGORY_KEYS = ("ua.acc", "ua.du_f1", "ua.mu_f1", "ua.avg_f1", "r1.a_fu", "r1.u_ref", "aca.behavior_score",
+                 "ab.f1")
 COUNT_KEYS = ("n.answerable", "n.unanswerable", "n.format_errors", "n.judge_errors")
+KNOWLEDGE_KEYS = ("ab.f1", "ab.precision", "ab.recall", "ab.accuracy", "r1.a_fu")
 
 
 @dataclass(frozen=True)
@@ -94,6 +106,7 @@ class Column:
     baseline: dict[str, Any] | None
     distribution: dict[str, Any] = field(default_factory=dict)
     by_benchmark: dict[str, Any] = field(default_factory=dict)
+    datasets: dict[str, Any] = field(default_factory=dict)
 
 
 def columns(runs: Sequence[RunView]) -> list[Column]:
@@ -111,7 +124,8 @@ def columns(runs: Sequence[RunView]) -> list[Column]:
             header = protocol if len(runs) == 1 else f"{protocol} · {run.label}"
             out.append(Column(header, protocol, metrics, base if len(runs) > 1 else None,
                               run.metrics.get("distribution", {}).get(protocol, {}),
-                              run.metrics.get("by_benchmark", {}).get(protocol, {})))
+                              run.metrics.get("by_benchmark", {}).get(protocol, {}),
+                              run.metrics.get("datasets", {})))
             base = metrics if base is None else base
     return out
 
@@ -142,10 +156,19 @@ class Cell:
 
 @dataclass
 class Table:
+    """A titled table: ``header`` names every column, the row-name column first; ``section`` groups tables."""
+
     title: str
     header: list[str]
     rows: list[tuple[str, list[Cell]]]
     caption: str = ""
+    section: str = ""
+
+    def __post_init__(self) -> None:
+        for name, cells in self.rows:
+            if len(cells) + 1 != len(self.header):
+                raise ValueError(f"table {self.title!r}: row {name!r} has {len(cells)} cells for "
+                                 f"{len(self.header) - 1} value columns")
 
     def markdown(self) -> str:
         lines = [f"### {self.title}", ""]
@@ -171,15 +194,15 @@ class Table:
             )
             body.append(f"<tr><th>{html.escape(name)}</th>{tds}</tr>")
         caption = f"<p class=\"caption\">{html.escape(self.caption)}</p>" if self.caption else ""
-        return (f"<h3>{html.escape(self.title)}</h3>{caption}<table><thead><tr><th></th>{head}</tr></thead>"
+        return (f"<h3>{html.escape(self.title)}</h3>{caption}<table><thead><tr>{head}</tr></thead>"
                 f"<tbody>{''.join(body)}</tbody></table>")
 
 
 def metric_table(title: str, keys: Sequence[str], cols: Sequence[Column], prefix: str = "",
-                 caption: str = "") -> Table:
+                 caption: str = "", section: str = "") -> Table:
     """Rows = metric keys (looked up under ``prefix``), one column per :class:`Column`."""
     rows = [(key, [Cell.metric(c.metrics, prefix + key, c.baseline) for c in cols]) for key in keys]
-    return Table(title, ["metric", *(c.header for c in cols)], rows, caption)
+    return Table(title, ["metric", *(c.header for c in cols)], rows, caption, section)
 
 
 def _names(cols: Sequence[Column], marker: str, suffix: str) -> list[str]:
@@ -188,25 +211,55 @@ def _names(cols: Sequence[Column], marker: str, suffix: str) -> list[str]:
     return sorted(n for n in found if "." not in n)
 
 
-def _by_row(title: str, names: Sequence[str], cols: Sequence[Column], key_of, caption: str) -> Table:  # type: ignore[no-untyped-def]
+def _by_row(title: str, names: Sequence[str], cols: Sequence[Column], key_of, caption: str,  # type: ignore[no-untyped-def]
+            section: str = "") -> Table:
     rows = [(name, [Cell.metric(c.metrics, key_of(name), c.baseline) for c in cols]) for name in names]
-    return Table(title, ["", *(c.header for c in cols)], rows, caption)
+    return Table(title, ["perturbation", *(c.header for c in cols)], rows, caption, section)
 
 
-def _benchmark_table(title: str, key: str, cols: Sequence[Column], caption: str) -> Table:
-    benches = sorted({b for c in cols for b in c.by_benchmark})
+def _datasets(cols: Sequence[Column], category: str | None = None) -> list[str]:
+    names = sorted({d for c in cols for d in c.by_benchmark})
+    if category is None:
+        return names
+    info = {d: i for c in cols for d, i in c.datasets.items()}
+    return [d for d in names if info.get(d, {}).get("category") == category]
+
+
+def _dataset_cells(cols: Sequence[Column], dataset: str, key: str) -> list[Cell]:
+    cells = []
+    for c in cols:
+        base = None
+        if c.baseline is not None:
+            base = next((o.by_benchmark.get(dataset) for o in cols
+                         if o.protocol == c.protocol and o.metrics is c.baseline), None)
+        cells.append(Cell.metric(c.by_benchmark.get(dataset, {}), key, base))
+    return cells
+
+
+def _dataset_table(title: str, key: str, cols: Sequence[Column], names: Sequence[str], caption: str,
+                   section: str, needs: str | None = None,
+                   extra: Sequence[tuple[str, str]] = ()) -> Table:
+    """Rows = datasets (only those with ``needs`` > 0 in some column), then ``extra`` (label, metrics key) rows."""
+    rows = [(name, _dataset_cells(cols, name, key)) for name in names
+            if needs is None or any((c.by_benchmark.get(name, {}).get(needs) or 0) > 0 for c in cols)]
+    for label, total_key in extra:
+        if any(total_key in c.metrics for c in cols):
+            rows.append((label, [Cell.metric(c.metrics, total_key, c.baseline) for c in cols]))
+    return Table(title, ["dataset", *(c.header for c in cols)], rows, caption, section)
+
+
+def _datasets_table(cols: Sequence[Column], names: Sequence[str], section: str) -> Table:
+    info = {d: i for c in cols for d, i in c.datasets.items()}
     rows = []
-    for bench in benches:
-        cells = []
-        for c in cols:
-            base = None
-            if c.baseline is not None:
-                base = next((o.by_benchmark.get(bench) for o in cols
-                             if o.protocol == c.protocol and o.metrics is c.baseline), None)
-            cells.append(Cell.metric(c.by_benchmark.get(bench, {}), key, base))
-        if any(cell.text != "—" for cell in cells):  # e.g. no accuracy row for unanswerable-only sets
-            rows.append((bench, cells))
-    return Table(title, ["benchmark", *(c.header for c in cols)], rows, caption)
+    for name in names:
+        counts = [c.by_benchmark.get(name, {}) for c in cols]
+        cells = [Cell(str(info.get(name, {}).get("category") or "—")),
+                 Cell(str(info.get(name, {}).get("scenario") or "—")),
+                 *(Cell(f"{m.get('n.answerable', 0)} / {m.get('n.unanswerable', 0)}" if m else "—") for m in counts)]
+        rows.append((name, cells))
+    return Table("Datasets", ["dataset", "category", "scenario", *(f"items · {c.header}" for c in cols)], rows,
+                 "items = answerable / unanswerable rows scored (judge errors left out); scenario = AbstentionBench's",
+                 section)
 
 
 def _distribution_table(cols: Sequence[Column]) -> Table:
@@ -217,27 +270,51 @@ def _distribution_table(cols: Sequence[Column]) -> Table:
             cells = [Cell(str(c.distribution.get(group, {}).get(name, 0))) for c in cols]
             if any(cell.text != "0" for cell in cells):
                 rows.append((f"{group}: {name}", cells))
-    return Table("Decisions and behaviors (row counts)", ["", *(c.header for c in cols)], rows,
-                 "behavior = ACA-RL behavior of unanswerable rows (unlabeled when the judge does not classify it)")
+    return Table("Decisions and behaviors (row counts)", ["outcome", *(c.header for c in cols)], rows,
+                 "behavior = ACA-RL behavior of unanswerable rows (unlabeled when the judge does not classify it)",
+                 "Metrics")
 
 
 def report_tables(runs: Sequence[RunView]) -> list[Table]:
-    """Every table of a report (one run) or a comparison (several)."""
+    """Every table of a report (one run) or a comparison (several), in sections."""
     cols = columns(runs)
-    tables = [metric_table(f"{family} metrics", keys, cols) for family, keys in FAMILY_KEYS.items()]
-    tables.append(metric_table("Counts", COUNT_KEYS, cols))
+    tables = [metric_table(f"{family} metrics", keys, cols, caption=FAMILY_CAPTIONS.get(family, ""),
+                           section="Metrics") for family, keys in FAMILY_KEYS.items()]
+    tables.append(metric_table("Counts", COUNT_KEYS, cols, section="Metrics"))
     tables.append(_distribution_table(cols))
     for category in _names(cols, "by_category.", ".n.answerable"):
         tables.append(metric_table(f"Category: {category}", (*CATEGORY_KEYS, *COUNT_KEYS[:2]), cols,
-                                   prefix=f"by_category.{category}."))
+                                   prefix=f"by_category.{category}.", section="Categories"))
     perturbations = _names(cols, "aca.by_perturbation.", ".idk_score")
     if perturbations:
         tables.append(_by_row("Refusal rate on unanswerable items, per perturbation (aca.idk_score)", perturbations,
                               cols, lambda p: f"aca.by_perturbation.{p}.idk_score",
-                              "share of the unanswerable items of each perturbation that the model refused"))
+                              "share of the unanswerable items of each perturbation that the model refused",
+                              "Perturbations"))
         tables.append(_by_row("ACA Behavior Score per perturbation (aca.behavior_score)", perturbations, cols,
                               lambda p: f"aca.by_perturbation.{p}.behavior_score",
-                              "null when the judge assigns no behaviors (use --judge llm or hybrid)"))
-    tables.append(_benchmark_table("Accuracy on answerable items per benchmark (ua.acc)", "ua.acc", cols, ""))
-    tables.append(_benchmark_table("Refusal on unanswerable items per benchmark (r1.u_ref)", "r1.u_ref", cols, ""))
+                              "null when the judge assigns no behaviors (use --judge llm or hybrid)", "Perturbations"))
+    names = _datasets(cols)
+    section = "Per dataset"
+    tables.append(_datasets_table(cols, names, section))
+    tables.append(_dataset_table("Accuracy on answerable items per dataset (ua.acc)", "ua.acc", cols, names,
+                                 "datasets with answerable rows", section, needs="n.answerable"))
+    tables.append(_dataset_table("Refusal on unanswerable items per dataset (r1.u_ref)", "r1.u_ref", cols, names,
+                                 "datasets with unanswerable rows", section, needs="n.unanswerable"))
+    tables.append(_dataset_table(
+        "AbstentionBench F1 per dataset (ab.f1)", "ab.f1", cols, names,
+        "abstention = the positive class, per dataset; AbstentionBench's headline is the unweighted mean over "
+        "datasets (macro, when computed); pooled = all rows at once", section,
+        extra=(("macro: mean over datasets", "ab.macro.f1"), ("pooled: all rows", "ab.f1"))))
+    knowledge = _datasets(cols, "knowledge")
+    if knowledge:
+        section = "Knowledge suites (AbstentionBench view)"
+        pooled = "by_category.knowledge."
+        for n, key in enumerate(KNOWLEDGE_KEYS):
+            tables.append(_dataset_table(
+                f"{key} per knowledge dataset", key, cols, knowledge,
+                "" if n else "one row per dataset of category knowledge (abstain-test, abstentionbench-lite, "
+                "UA-Bench's knowledge task, SelfAware ...); pooled = all knowledge rows at once", section,
+                needs="n.answerable" if key in ("ab.accuracy", "r1.a_fu") else None,
+                extra=(("pooled: all knowledge rows", pooled + key),)))
     return tables

@@ -1,0 +1,88 @@
+"""Reading the shipped benchmark files: JSON/JSONL/CSV with errors that name the file, and one-time notices.
+
+Every loader module (``loaders``, ``abstentionbench``, ``abstain_r1``, ``uabench``) reads through these
+helpers, so a malformed line is reported the same way everywhere (``file:line: what is wrong``).
+
+Example:
+    >>> rows = read_json(benchmark_dir() / "bigbench" / "known_unknowns" / "task.json")["examples"]
+    >>> rows[0]["input"]
+    'How often did Abraham Lincoln cut his toenails?'
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import logging
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from abstain.schema import DataError, Item
+
+__all__ = ["NOTIFIED", "benchmark_dir", "make_item", "notice_once", "read_csv", "read_json", "read_jsonl_rows"]
+
+#: keys of the notices already logged in this process (cleared by tests)
+NOTIFIED: set[str] = set()
+
+
+def benchmark_dir() -> Path:
+    """Folder of the shipped benchmark files."""
+    return Path(str(resources.files("abstain") / "data" / "benchmarks"))
+
+
+def read_jsonl_rows(path: Path) -> list[dict[str, Any]]:
+    """The JSON objects of a JSONL file (blank lines skipped); a bad line raises naming ``file:line``."""
+    rows = []
+    try:
+        handle = path.open(encoding="utf-8")
+    except FileNotFoundError:
+        raise DataError(f"{path}: no such file") from None
+    with handle:
+        for lineno, line in enumerate(handle, start=1):
+            if line.strip():
+                try:
+                    rows.append(json.loads(line))
+                except json.JSONDecodeError as exc:
+                    raise DataError(f"{path}:{lineno}: invalid JSON ({exc})") from None
+    return rows
+
+
+def read_json(path: Path) -> Any:
+    """A whole JSON file; invalid JSON raises naming the file."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DataError(f"{path}: no such file") from None
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{path}: invalid JSON ({exc})") from None
+
+
+def read_csv(path: Path, required: tuple[str, ...] = ()) -> list[dict[str, str]]:
+    """The rows of a CSV file with a header line; a missing ``required`` column raises naming the file."""
+    try:
+        with path.open(encoding="utf-8", newline="") as handle:
+            reader = csv.DictReader(handle)
+            missing = [c for c in required if c not in (reader.fieldnames or [])]
+            if missing:
+                raise DataError(f"{path}: missing column(s) {missing}")
+            return list(reader)
+    except FileNotFoundError:
+        raise DataError(f"{path}: no such file") from None
+
+
+def make_item(path: Path, where: int | str, **fields: Any) -> Item:
+    """An :class:`Item`; a field that does not validate raises naming ``path:where``."""
+    try:
+        return Item(**fields)
+    except ValidationError as exc:
+        raise DataError(f"{path}:{where}: {exc.errors(include_url=False)[0]['msg']}") from None
+
+
+def notice_once(key: str, message: str, logger: logging.Logger) -> None:
+    """Log a license notice the first time a benchmark is loaded in this process."""
+    if key not in NOTIFIED:
+        NOTIFIED.add(key)
+        logger.warning(message)
