@@ -87,7 +87,7 @@ def test_grpo_none_rewards_drop_out():
 
 def test_grpo_single_scored_row():
     close(group_advantages([None, 0.5, None]), [0, 0, 0])  # TRL: std of one value is NaN -> 0
-    close(group_advantages([None, 0.5, None], config=AdvantageConfig(singleton="unit", epsilon=1e-6)),
+    close(group_advantages([None, 0.5, None], config=AdvantageConfig(flavor="verl", epsilon=1e-6)),
           [0, 0.5 / (1 + 1e-6), 0])  # veRL: a group of one has mean 0, std 1
 
 
@@ -164,8 +164,8 @@ def test_combine_rewards_like_trl():
 # ---- vectorized == per group on random inputs ---------------------------------------------------------------
 
 CONFIGS = [
-    AdvantageConfig(advantage=a, scale_rewards=s, singleton=one, tiar_lambda=lam)
-    for a in ("grpo", "tiar", "coupled") for s in ("group", "none") for one in ("zero", "unit") for lam in (1.0, 0.3)
+    AdvantageConfig(advantage=a, scale_rewards=s, flavor=f, tiar_lambda=lam)
+    for a in ("grpo", "tiar", "coupled") for s in ("group", "none") for f in ("trl", "verl") for lam in (1.0, 0.3)
 ] + [AdvantageConfig(advantage="coupled", coupled_decimals=3)]
 
 
@@ -178,7 +178,7 @@ def _random_group(rng: random.Random, g: int, ternary: bool) -> tuple[list, list
     return rewards, outcomes
 
 
-@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: f"{c.advantage}-{c.scale_rewards}-{c.singleton}-{c.tiar_lambda}")
+@pytest.mark.parametrize("config", CONFIGS, ids=lambda c: f"{c.advantage}-{c.scale_rewards}-{c.flavor}-{c.tiar_lambda}")
 def test_grouped_equals_per_group(config):
     rng = random.Random(7)
     for trial in range(30):
@@ -190,7 +190,7 @@ def test_grouped_equals_per_group(config):
             close(row_got, row_want, tol=1e-12)
 
 
-@pytest.mark.parametrize("config", CONFIGS[::3], ids=lambda c: f"{c.advantage}-{c.scale_rewards}-{c.singleton}")
+@pytest.mark.parametrize("config", CONFIGS[::3], ids=lambda c: f"{c.advantage}-{c.scale_rewards}-{c.flavor}")
 def test_by_uid_uneven_interleaved_equals_per_group(config):
     rng = random.Random(11)
     for _ in range(20):

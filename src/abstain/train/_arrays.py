@@ -84,6 +84,16 @@ class Ops:
             correction = np.where(count > 1, count / (count - 1), np.nan)
         return np.sqrt(variance * correction)
 
+    def std_float64(self, x: Any) -> Any:
+        """Per row: ``torch.std`` (unbiased) of the non-NaN values, accumulated in float64, in ``x``'s dtype."""
+        wide = x.double() if self.torch else x
+        deviations = (wide - self.nanmean(wide, rows=True)) ** 2
+        if self.torch:
+            total = self.t.nansum(deviations, dim=1, keepdim=True)
+            return self.t.sqrt(total / (self.count(x, rows=True) - 1)).to(x.dtype)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.sqrt(np.nansum(deviations, axis=1, keepdims=True) / (self.count(x, rows=True) - 1))
+
     def where(self, cond: Any, a: Any, b: Any) -> Any:
         return self.t.where(cond, a, b) if self.torch else np.where(cond, a, b)
 

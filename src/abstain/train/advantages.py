@@ -57,8 +57,9 @@ drops out of the weighted sum (:func:`combine_rewards`); a row where *every* fun
 NaN, left out of its group's mean and std, and gets advantage 0; a group with a single scored row has std
 NaN and its advantage is 0 too. ``normalize_then_sum`` is not reproduced.
 
-veRL 0.9.1's ``grpo`` differs in two constants, both in the config: ``epsilon=1e-6`` and a group of one row
-has mean 0 and std 1 (``singleton="unit"``).
+veRL 0.9.1's ``grpo`` (``compute_grpo_outcome_advantage``) is ``flavor="verl", epsilon=1e-6``: a group of one
+row has mean 0 and std 1, and the std is ``torch.std``'s, which accumulates in float64 before rounding to
+float32 (TRL's ``nanstd`` computes in the rewards' dtype); the mean and everything else is the same.
 
 Example:
     >>> tiar_bonus(["correct", "wrong", "wrong", "wrong", "abstain"], lam=1.0)  # p = 1/4 -> 1 - 2/4
@@ -102,7 +103,7 @@ OUTCOMES = ("correct", "wrong", "abstain", "unscored")
 CORRECT, WRONG, ABSTAIN, UNSCORED = range(4)
 ADVANTAGES = ("grpo", "tiar", "coupled")
 SCALES = ("group", "batch", "none")
-SINGLETONS = ("zero", "unit")
+FLAVORS = ("trl", "verl")
 
 
 @dataclass(frozen=True)
@@ -122,19 +123,22 @@ class AdvantageConfig:
     tiar_lambda: float = field(default=1.0, metadata={"help": "lambda of lambda*(1 - 2p); the paper uses 1.0"})
     scale_rewards: str = field(default="group", metadata={"help": "TRL's: divide by the group std, batch std, or none"})
     epsilon: float = field(default=1e-4, metadata={"help": "added to the std: TRL 1e-4, veRL 1e-6"})
-    singleton: str = field(default="zero", metadata={
-        "help": "a group with one scored row: zero (TRL: advantage 0) | unit (veRL: mean 0, std 1)"})
+    flavor: str = field(default="trl", metadata={
+        "help": "whose GRPO to reproduce: trl (std in the rewards' dtype; one scored row: advantage 0) | "
+                "verl (std accumulated in float64 as torch.std does; a group of one: mean 0, std 1)"})
     coupled_decimals: int | None = field(default=None, metadata={
         "help": "coupled only: round lambda*(1 - 2p) to this many decimals (the authors' code: 3)"})
 
     def __post_init__(self) -> None:
-        for name, allowed in (("advantage", ADVANTAGES), ("scale_rewards", SCALES), ("singleton", SINGLETONS)):
+        for name, allowed in (("advantage", ADVANTAGES), ("scale_rewards", SCALES), ("flavor", FLAVORS)):
             if getattr(self, name) not in allowed:
                 raise ValueError(f"{name} must be one of {', '.join(allowed)} (got {getattr(self, name)!r})")
         if not math.isfinite(self.tiar_lambda):
             raise ValueError(f"tiar_lambda must be a finite number (got {self.tiar_lambda!r})")
         if not (self.epsilon >= 0 and math.isfinite(self.epsilon)):
             raise ValueError(f"epsilon must be >= 0 (got {self.epsilon!r}); TRL uses 1e-4, veRL 1e-6")
+        if self.flavor == "verl" and self.scale_rewards == "batch":
+            raise ValueError("scale_rewards='batch' is TRL's; veRL normalizes per group: use flavor='trl'")
         if self.coupled_decimals is not None and (self.advantage != "coupled" or self.coupled_decimals < 0):
             raise ValueError("coupled_decimals applies only to advantage='coupled' and must be >= 0")
 
@@ -221,7 +225,7 @@ def group_advantages(rewards: Sequence[float | None], outcomes: Sequence[str] | 
     if n == 0:
         return [0.0] * len(rewards)
     if n == 1:
-        mean, std = (0.0, 1.0) if config.singleton == "unit" else (scored[0], math.nan)
+        mean, std = (0.0, 1.0) if config.flavor == "verl" else (scored[0], math.nan)
     else:
         mean = sum(scored) / n
         std = math.sqrt(sum((r - mean) ** 2 for r in scored) / (n - 1))
@@ -358,13 +362,14 @@ def advantages_grouped(rewards: Any, outcomes: Any = None, config: AdvantageConf
         if config.advantage == "coupled":
             r = ops.where(abstained, value, r)
     mean = ops.nanmean(r, rows=True)
-    if config.scale_rewards == "batch":
+    if config.flavor == "verl":  # torch.std per group; a group of one has mean 0 and std 1
+        std = ops.std_float64(r)
+        one = ops.count(r, rows=True) == 1
+        mean, std = ops.where(one, 0.0, mean), ops.where(one, 1.0, std)
+    elif config.scale_rewards == "batch":
         std = ops.nanstd(r, rows=False) if r.shape[0] * r.shape[1] > 1 else ops.full(tuple(r.shape), 0.0, r)
     else:  # TRL: zeros when G == 1
         std = ops.nanstd(r, rows=True) if r.shape[1] > 1 else ops.full(tuple(r.shape), 0.0, r)
-    if config.singleton == "unit":  # veRL: a group of one has mean 0 and std 1
-        one = ops.count(r, rows=True) == 1
-        mean, std = ops.where(one, 0.0, mean), ops.where(one, 1.0, std)
     advantages = r - mean
     if config.scale_rewards != "none":
         advantages = advantages / (std + config.epsilon)
