@@ -101,7 +101,12 @@ def _problems(items: Sequence[Item]) -> list[tuple[list[Item], list[Item]]]:
     return list(groups.values())
 
 
-def _feasible(n: int, k: int, a_only: int, u_only: int, both: int) -> bool:
+def _feasible(n: int, ratio: float, a_only: int, u_only: int, both: int) -> bool:
+    """Can ``n`` rows, ``round(ratio * n)`` unanswerable, come from distinct problems (each kind present if
+    its share is positive)?"""
+    k = round(ratio * n)
+    if (ratio > 0 and k == 0) or (ratio < 1 and k == n):
+        return False
     return max(0, k - u_only) + max(0, n - k - a_only) <= both and k <= u_only + both and n - k <= a_only + both
 
 
@@ -133,7 +138,7 @@ def mix_items(items: Sequence[Item], ratio: float | None, seed: int = 0, n: int 
     u_only = [p for p in problems if p[1] and not p[0]]
     both = [p for p in problems if p[0] and p[1]]
     counts = (len(a_only), len(u_only), len(both))
-    largest = next((m for m in range(len(problems), 0, -1) if _feasible(m, round(ratio * m), *counts)), 0)
+    largest = next((m for m in range(len(problems), 0, -1) if _feasible(m, ratio, *counts)), 0)
     if n is None:
         n = largest
     if n < 1 or n > largest:

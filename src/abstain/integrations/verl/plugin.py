@@ -23,8 +23,9 @@ from __future__ import annotations
 from importlib.util import find_spec
 
 REGISTERED = False
+_spec = find_spec("verl")
 
-if find_spec("verl") is not None:
+if _spec is not None and _spec.origin is not None:  # a real veRL, not some folder named verl on the path
     from abstain.integrations.verl.estimators import register
 
     register()
