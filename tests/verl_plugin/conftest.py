@@ -10,3 +10,8 @@ import os
 
 if os.environ.get("ABSTAIN_REQUIRE_VERL") == "1":
     import verl  # noqa: F401 - a broken veRL install fails the run
+
+
+def pytest_configure(config) -> None:
+    # veRL announces every optional engine it lacks (megatron, mindspeed, automodel) on import
+    config.addinivalue_line("filterwarnings", "ignore:.* engine is not available:UserWarning")
