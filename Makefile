@@ -11,6 +11,8 @@ VERL_PY    := $(VERL_VENV)/bin/python
 VERL_PIP   := $(VERL_PY) -m pip
 VERL_BASE  := $(VERL_VENV)/.installed-verl
 VERL_STAMP := $(VERL_VENV)/.installed-abstain
+# ABSTAIN_REQUIRE_VERL=1: a veRL that fails to import fails the run (elsewhere those tests skip).
+VERL_TEST  := ABSTAIN_REQUIRE_VERL=1 $(VERL_PY) -m pytest -q -o asyncio_default_fixture_loop_scope=function tests/verl_plugin
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
@@ -61,11 +63,11 @@ demo: $(STAMP)
 
 test: $(SERVER) $(VERL_STAMP)
 	$(PY) -m pytest -q
-	ABSTAIN_REQUIRE_VERL=1 $(VERL_PY) -m pytest -q tests/verl_plugin
+	$(VERL_TEST)
 
 # The veRL plugin's tests alone, in .venv-verl (they skip in .venv; here a missing veRL fails them).
 test-verl: $(VERL_STAMP)
-	ABSTAIN_REQUIRE_VERL=1 $(VERL_PY) -m pytest -q tests/verl_plugin
+	$(VERL_TEST)
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -m "not slow"
