@@ -18,6 +18,7 @@ from abstain.train.advantages import (
     combine_rewards,
     coupled_rewards,
     group_advantages,
+    group_success_rates,
     outcome_codes,
     success_rate,
     ternary_outcomes,
@@ -108,6 +109,29 @@ def test_tiar_adds_the_bonus_after_normalization():
     base = [d / (std + EPS) for d in (5 / 4, -3 / 4, -3 / 4, 1 / 4)]
     want = base[:3] + [base[3] + 1 / 3]  # p = 1/3 -> 1 - 2/3
     close(group_advantages([1, -1, -1, 0], [C, W, W, A], AdvantageConfig(advantage="tiar")), want)
+
+
+@pytest.mark.parametrize(
+    "rewards,outcomes,want",
+    [
+        # G = 2, p = 1: mean 1/2, std sqrt(1/2); the abstention pays 1
+        ([1, 0], [C, A], [0.5 / (math.sqrt(0.5) + EPS), -0.5 / (math.sqrt(0.5) + EPS) - 1]),
+        # all attempts wrong, p = 0: [-1, -1, 0] has mean -2/3, std 1/sqrt(3); the abstention earns 1
+        ([-1, -1, 0], [W, W, A], [(-1 / 3) / (1 / math.sqrt(3) + EPS)] * 2 + [(2 / 3) / (1 / math.sqrt(3) + EPS) + 1]),
+        ([0, 0, 0], [A, A, A], [0, 0, 0]),  # all abstain: std 0, nothing attempted, no bonus
+        ([1, 1, 1], [C, C, C], [0, 0, 0]),  # all correct: no abstention to adjust
+        ([1, None, 0], [C, U, A], [0.5 / (math.sqrt(0.5) + EPS), 0, -0.5 / (math.sqrt(0.5) + EPS) - 1]),
+    ],
+)
+def test_tiar_groups_by_hand(rewards, outcomes, want):
+    close(group_advantages(rewards, outcomes, AdvantageConfig(advantage="tiar")), want)
+    got = advantages_grouped([rewards], [outcomes], AdvantageConfig(advantage="tiar"))
+    close(got[0].tolist(), want)
+
+
+def test_success_rates_for_logging():
+    rates = group_success_rates([[C, W, W, A], [A, A, U, U], [C, C, A, U]])
+    assert rates[0] == pytest.approx(1 / 3) and math.isnan(rates[1]) and rates[2] == 1.0
 
 
 def test_coupled_replaces_the_reward_before_normalization():

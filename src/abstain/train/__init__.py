@@ -20,6 +20,7 @@ __all__ = [
     "combine_rewards",
     "coupled_rewards",
     "group_advantages",
+    "group_success_rates",
     "tiar_bonus",
 ]
 

@@ -92,6 +92,7 @@ __all__ = [
     "combine_rewards",
     "coupled_rewards",
     "group_advantages",
+    "group_success_rates",
     "outcome_codes",
     "success_rate",
     "ternary_outcomes",
@@ -219,7 +220,8 @@ def group_advantages(rewards: Sequence[float | None], outcomes: Sequence[str] | 
     if config.advantage != "grpo" and outcomes is None:
         raise ValueError(f"advantage={config.advantage!r} needs the outcomes of the group")
     if config.advantage == "coupled":
-        rewards = coupled_rewards(rewards, outcomes, config.tiar_lambda, config.coupled_decimals)  # type: ignore[arg-type]
+        assert outcomes is not None
+        rewards = coupled_rewards(rewards, outcomes, config.tiar_lambda, config.coupled_decimals)
     scored = [float(r) for r in rewards if not _missing(r)]
     n = len(scored)
     if n == 0:
@@ -239,7 +241,8 @@ def group_advantages(rewards: Sequence[float | None], outcomes: Sequence[str] | 
             a = a / (std + config.epsilon)
         out.append(0.0 if math.isnan(a) else a)
     if config.advantage == "tiar":
-        bonus = tiar_bonus(outcomes, config.tiar_lambda)  # type: ignore[arg-type]
+        assert outcomes is not None
+        bonus = tiar_bonus(outcomes, config.tiar_lambda)
         out = [a + (0.0 if _missing(r) else b) for a, b, r in zip(out, bonus, rewards)]
     return out
 
@@ -329,6 +332,21 @@ def _one_minus_2p(ops: Ops, codes: Any, lam: float, like: Any) -> tuple[Any, Any
     attempted = (n_c + n_w) > 0
     denom = n_c + n_w + ~attempted  # 1 where nothing was attempted: no division by zero
     return lam * (1.0 - 2.0 * (n_c / denom)), attempted
+
+
+def group_success_rates(outcomes: Any) -> np.ndarray:
+    """p-hat of each group of a ``(groups x G)`` outcome array, NaN where nothing was attempted (for logging).
+
+    Example:
+        >>> group_success_rates([["correct", "wrong", "abstain"], ["abstain", "abstain", "unscored"]]).tolist()
+        [0.5, nan]
+    """
+    codes = outcome_codes(outcomes)
+    if codes.ndim != 2:
+        raise ValueError(f"outcomes must be (groups, G), got shape {codes.shape}")
+    ops = Ops(codes)
+    one_minus_2p, attempted = _one_minus_2p(ops, codes, 1.0, codes)
+    return np.where(attempted, (1.0 - one_minus_2p) / 2.0, np.nan)[:, 0]
 
 
 def advantages_grouped(rewards: Any, outcomes: Any = None, config: AdvantageConfig = AdvantageConfig()) -> Any:
