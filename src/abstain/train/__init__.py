@@ -1,9 +1,35 @@
-"""Training: reward presets, TIAR advantages, GRPO / SFT / DPO trainers on TRL, recipes.
+"""Training: reward presets, advantages (GRPO, TIAR, coupled), trainers on TRL, recipes, the veRL plugin.
 
-Importing this package loads no torch and no TRL; the trainers import them when built (with an
-install hint when missing: ``pip install 'abstain[train]'``).
+Importing this package loads neither torch nor TRL; names load from their module on first use, and the
+trainers import TRL when built (with an install hint when missing: ``pip install 'abstain[train]'``).
+
+Example:
+    >>> from abstain.train import make_reward, tiar_bonus
+    >>> tiar_bonus(["correct", "abstain"])  # p = 1: abstaining on a question the group got right
+    [0.0, -1.0]
+    >>> make_reward("ternary").bounds
+    (-1.0, 1.0)
 """
 
-from abstain.train.rewards import PRESETS, RewardConfig, RewardFunction, RewardResult, make_reward, score_one
+from __future__ import annotations
 
-__all__ = ["PRESETS", "RewardConfig", "RewardFunction", "RewardResult", "make_reward", "score_one"]
+import importlib
+from typing import Any
+
+_LAZY = {
+    **{name: "abstain.train.advantages" for name in (
+        "AdvantageConfig", "advantages_by_uid", "advantages_grouped", "combine_rewards", "coupled_rewards",
+        "group_advantages", "group_success_rates", "tiar_bonus",
+    )},
+    **{name: "abstain.train.rewards" for name in (
+        "PRESETS", "RewardConfig", "RewardFunction", "RewardResult", "make_reward", "score_one",
+    )},
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'abstain.train' has no attribute {name!r}")

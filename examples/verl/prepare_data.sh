@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# The data for run_grpo_tiar.sh: a training mix of certified missing-premise problems (30% unanswerable
+# twins, as the papers mix) and the quick suite for validation, both asked with the `idk` protocol
+# ("If you don't know the answer, reply with \boxed{I don't know.}"), which the ternary reward expects.
+set -euo pipefail
+DATA=${DATA:-./data}
+mkdir -p "$DATA"
+abstain synth --kind missing-premise --n 2000 --unanswerable-ratio 0.3 --seed 1 --out "$DATA/train.jsonl"
+abstain export verl --data "$DATA/train.jsonl" --protocol idk --out "$DATA/train.parquet"
+abstain export verl --suite quick --protocol idk --out "$DATA/val.parquet"

@@ -1,0 +1,52 @@
+"""``abstain export verl``: items -> a veRL RL dataset (Parquet or JSONL), prompts from a protocol.
+
+Example (shell)::
+
+    abstain export verl --suite quick --protocol idk --unanswerable-ratio 0.3 --seed 0 --out train.parquet
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from abstain.cli.common import console, fail, friendly_errors, progress_bar
+
+__all__ = ["register"]
+
+export_app = typer.Typer(help="Write items in another framework's dataset format.", no_args_is_help=True)
+
+
+@export_app.command("verl")
+def verl(
+    out: Path = typer.Option(..., "--out", "-o", help="Where to write the dataset: .parquet or .jsonl."),
+    protocol: str = typer.Option(..., help="Prompt protocol: idk | attribution | clarify | aca | ..."),
+    suite: str | None = typer.Option(None, help="Suite: quick | math | full | heldout."),
+    data: Path | None = typer.Option(None, help="Your own items (JSONL, interchange format) instead of --suite."),
+    unanswerable_ratio: float | None = typer.Option(
+        None, help="Training mix: one row per problem (an item and its twins), this share unanswerable "
+                   "(the papers use 0.3). Default: every item."),
+    n: int | None = typer.Option(None, help="Rows to write (default: as many as the items and the ratio allow)."),
+    seed: int = typer.Option(0, help="Seed of the mix; same seed -> identical output."),
+) -> None:
+    """Items -> veRL's RL dataset rows (data_source, prompt, ability, reward_model, extra_info)."""
+    from abstain.data.suites import load_custom, load_suite
+    from abstain.integrations.verl.dataset import mix_items, verl_rows, write_rows
+    from abstain.protocols import get_protocol
+
+    with friendly_errors():
+        if (suite is None) == (data is None):
+            raise fail("give exactly one of --suite NAME or --data FILE")
+        get_protocol(protocol)
+        items = load_suite(suite).items if suite is not None else load_custom(data).items  # type: ignore[arg-type]
+        mixed = mix_items(items, unanswerable_ratio, seed=seed, n=n)
+        with progress_bar("building veRL rows", len(mixed)) as advance:
+            rows = verl_rows(mixed, protocol, on_row=advance)
+        written = write_rows(rows, out)
+    unanswerable = sum(r["extra_info"]["label"] == "unanswerable" for r in rows)
+    console.print(f"wrote {written} rows ({unanswerable} unanswerable, protocol {protocol}) -> {out}")
+
+
+def register(app: typer.Typer) -> None:
+    app.add_typer(export_app, name="export")

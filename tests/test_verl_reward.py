@@ -1,0 +1,38 @@
+"""veRL's compute_score equals the reward preset on the same text, with the same keys on every call.
+
+Skipped until issue 10's reward presets (`abstain.train.rewards.score_one`) are merged.
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from abstain.integrations.verl.dataset import verl_row
+from abstain.integrations.verl.reward import RESULT_KEYS, compute_score
+from abstain.schema import Item, ResponseRow, read_jsonl
+
+rewards = pytest.importorskip("abstain.train.rewards", reason="needs abstain.train.rewards (issue 10's presets)")
+
+
+@pytest.fixture(scope="module")
+def responses(fixtures_dir) -> list[ResponseRow]:
+    return read_jsonl(fixtures_dir / "real_responses.jsonl", ResponseRow)
+
+
+@pytest.mark.parametrize("preset", ["ternary", "ternary_ook"])
+def test_compute_score_equals_the_preset(responses, preset):
+    for i, response in enumerate(responses):
+        item = Item.model_validate(response.model_dump(exclude={"response", "model", "protocol", "sample"}))
+        row = verl_row(item, response.protocol or "idk", index=i)
+        got = compute_score(row["data_source"], response.response, row["reward_model"]["ground_truth"],
+                            {**row["extra_info"], "num_turns": 2}, preset=preset,
+                            reward_router_address=None)  # a key veRL adds: ignored
+        want = rewards.score_one(preset, item, response.response)
+        assert tuple(got) == RESULT_KEYS  # the same keys, in the same order, every call
+        assert got["score"] == (0.0 if want.score is None else want.score)
+        assert got["outcome"] == ("unscored" if want.score is None else want.outcome)
+        assert got["pred"] == str(want.pred) and got["format_ok"] == float(want.format_ok)
+        assert sum(got[k] for k in ("correct", "wrong", "abstain", "unscored")) == 1.0
+        assert got["acc"] == got["correct"] and math.isfinite(got["score"])
