@@ -349,6 +349,50 @@ def group_success_rates(outcomes: Any) -> np.ndarray:
     return np.where(attempted, (1.0 - one_minus_2p) / 2.0, np.nan)[:, 0]
 
 
+def _abstention_value(r: Any, outcomes: Any, config: AdvantageConfig) -> tuple[Any, Any]:
+    """Per group lambda(1 - 2 p-hat) (0 where nothing was attempted), and the scored abstentions' mask."""
+    if outcomes is None:
+        raise ValueError(f"advantage={config.advantage!r} needs the outcomes")
+    ops = Ops(r)
+    codes = ops.like(outcome_codes(outcomes), r)
+    if tuple(codes.shape) != tuple(r.shape):
+        raise ValueError(f"outcomes have shape {tuple(codes.shape)} but rewards {tuple(r.shape)}")
+    value, attempted = _one_minus_2p(ops, codes, config.tiar_lambda, r)
+    value = ops.where(attempted, value, 0.0)  # nothing attempted: no bonus, and the coupled reward is 0
+    if config.coupled_decimals is not None:
+        value = ops.round(value, config.coupled_decimals)
+    value = value.to(r.dtype) if ops.torch else value
+    return value, (codes == ABSTAIN) & ~ops.isnan(r)
+
+
+def coupled_rewards_grouped(rewards: Any, outcomes: Any, config: AdvantageConfig) -> Any:
+    """The coupled variant's rewards for a ``(groups x G)`` array: each scored abstention's reward becomes
+    lambda(1 - 2 p-hat) (0 when nothing in its group was attempted); what :func:`advantages_grouped` normalizes.
+
+    Example:
+        >>> coupled_rewards_grouped([[1, -1, -1, 0]], [["correct", "wrong", "wrong", "abstain"]],
+        ...                         AdvantageConfig(advantage="coupled", coupled_decimals=3)).tolist()
+        [[1.0, -1.0, -1.0, 0.333]]
+    """
+    r = as_float_array(rewards)
+    value, abstained = _abstention_value(r, outcomes, config)
+    return Ops(r).where(abstained, value, r)
+
+
+def tiar_bonus_grouped(rewards: Any, outcomes: Any, config: AdvantageConfig) -> Any:
+    """TIAR's bonus for a ``(groups x G)`` array: lambda(1 - 2 p-hat) for each scored abstention, else 0 —
+    what ``advantage='tiar'`` adds to GRPO's advantages.
+
+    Example:
+        >>> tiar_bonus_grouped([[1, -1, -1, 0]], [["correct", "wrong", "wrong", "abstain"]],
+        ...                    AdvantageConfig(advantage="tiar")).round(4).tolist()
+        [[0.0, 0.0, 0.0, 0.3333]]
+    """
+    r = as_float_array(rewards)
+    value, abstained = _abstention_value(r, outcomes, config)
+    return Ops(r).where(abstained, value, 0.0)
+
+
 def advantages_grouped(rewards: Any, outcomes: Any = None, config: AdvantageConfig = AdvantageConfig()) -> Any:
     """Advantages for a ``(groups x G)`` array of rewards (NaN or None: unscorable); same shape and kind back.
 
@@ -364,19 +408,8 @@ def advantages_grouped(rewards: Any, outcomes: Any = None, config: AdvantageConf
     if r.ndim != 2:
         raise ValueError(f"rewards must be (groups, G), got shape {tuple(r.shape)}; rows with uids: advantages_by_uid")
     ops = Ops(r)
-    scored = ~ops.isnan(r)
     if config.advantage != "grpo":
-        if outcomes is None:
-            raise ValueError(f"advantage={config.advantage!r} needs the outcomes")
-        codes = ops.like(outcome_codes(outcomes), r)
-        if tuple(codes.shape) != tuple(r.shape):
-            raise ValueError(f"outcomes have shape {tuple(codes.shape)} but rewards {tuple(r.shape)}")
-        value, attempted = _one_minus_2p(ops, codes, config.tiar_lambda, r)
-        value = ops.where(attempted, value, 0.0)  # nothing attempted: no bonus, and the coupled reward is 0
-        if config.coupled_decimals is not None:
-            value = ops.round(value, config.coupled_decimals)
-        value = value.to(r.dtype) if ops.torch else value
-        abstained = (codes == ABSTAIN) & scored
+        value, abstained = _abstention_value(r, outcomes, config)
         if config.advantage == "coupled":
             r = ops.where(abstained, value, r)
     mean = ops.nanmean(r, rows=True)
@@ -393,7 +426,7 @@ def advantages_grouped(rewards: Any, outcomes: Any = None, config: AdvantageConf
         advantages = advantages / (std + config.epsilon)
     advantages = ops.nan_to_num(advantages)
     if config.advantage == "tiar":
-        advantages = advantages + ops.where(abstained, value, 0.0)
+        advantages = advantages + ops.where(abstained, value, 0.0)  # = tiar_bonus_grouped
     return advantages
 
 

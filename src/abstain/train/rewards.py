@@ -257,25 +257,31 @@ def completion_text(completion: Any) -> str:
     return "" if completion is None else str(completion)
 
 
-def items_from_columns(columns: Mapping[str, Sequence[Any]], n: int) -> list[Mapping[str, Any]]:
-    """One item mapping per completion from TRL's column lists; repeated rows share one object.
+def items_from_columns(columns: Mapping[str, Sequence[Any]], n: int) -> list[Item | Mapping[str, Any]]:
+    """One item per completion from TRL's column lists; the rows of one prompt share one object.
 
-    The rows of one prompt (``num_generations`` completions) carry equal columns, so they share one
-    mapping and :func:`~abstain.scoring.score_completions` validates each prompt's item once.
+    A dataset made by :func:`abstain.train.data.prompt_dataset` carries the whole item as JSON in its
+    ``item`` column (lossless: the judge sees every field it would see in evaluation); otherwise the
+    item is built from the columns themselves. The ``num_generations`` completions of one prompt carry
+    equal columns, so they share one object and :func:`~abstain.scoring.score_completions` validates
+    each prompt's item once.
     """
     keys = [k for k in columns if k not in TRL_COLUMNS]
     for key in keys:
         if len(columns[key]) != n:
             raise ValueError(f"column {key!r} has {len(columns[key])} values for {n} completions")
-    out: list[Mapping[str, Any]] = []
-    previous: dict[str, Any] | None = None
+    out: list[Item | Mapping[str, Any]] = []
+    previous: Any = None
+    previous_item: Item | Mapping[str, Any] | None = None
     for i in range(n):
-        row = {k: columns[k][i] for k in keys}
-        if previous is not None and row == previous:
-            out.append(previous)
-        else:
-            out.append(row)
-            previous = row
+        raw = columns["item"][i] if "item" in keys and isinstance(columns["item"][i], str) else None
+        key = raw if raw is not None else {k: columns[k][i] for k in keys}
+        if previous_item is not None and key == previous:
+            out.append(previous_item)
+            continue
+        previous = key
+        previous_item = Item.model_validate_json(raw) if raw is not None else key
+        out.append(previous_item)
     return out
 
 
@@ -319,9 +325,14 @@ class RewardFunction:
 
     @property
     def judge(self) -> Judge:
+        """The judge that scores completions (built from ``config.judge`` on first use)."""
         if self._judge is None:
             self._judge = self.config.judge.build()
         return self._judge
+
+    def use_judge(self, judge: Judge) -> None:
+        """Score with an already built judge (e.g. an LLM judge given a server URL and key)."""
+        self._judge = judge
 
     def values(self, rows: Sequence[ScoredRow]) -> list[float | None]:
         """The combined reward of scored rows."""

@@ -1,0 +1,92 @@
+"""``abstain train grpo|sft|dpo --recipe NAME|FILE``: train on TRL from a validated recipe, resumably."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import typer
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from abstain.cli.common import console, fail, friendly_errors
+from abstain.train.recipe import load_recipe, shipped_recipes
+
+__all__ = ["TrainProgress", "register"]
+
+RecipeOpt = typer.Option(..., "--recipe", "-r", help="A shipped recipe's name or a recipe YAML file.")
+SetOpt = typer.Option(None, "--set", help="Override a recipe field: key=value (dotted keys reach into "
+                                           "sections, e.g. data.synth.n=64); repeatable.")
+OutOpt = typer.Option(None, "--out", "-o", help="Run folder (default runs/<recipe name>).")
+ResumeOpt = typer.Option(False, "--resume", help="Continue from the run folder's last checkpoint.")
+JudgeUrlOpt = typer.Option(None, "--judge-base-url", help="Server of an LLM judge in the recipe (never recorded; "
+                                                          "env ABSTAIN_JUDGE_BASE_URL).")
+JudgeKeyOpt = typer.Option(None, "--judge-api-key", help="Its API key (never written anywhere).", show_default=False)
+
+
+class TrainProgress:
+    """A rich progress bar over optimizer steps with the latest reward and abstention share."""
+
+    def __init__(self, title: str) -> None:
+        self.progress = Progress(
+            TextColumn(f"[bold]{title}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            TextColumn("ETA"), TimeRemainingColumn(), TextColumn("{task.fields[info]}"),
+            console=console, disable=os.environ.get("ABSTAIN_NO_PROGRESS") == "1",
+        )
+        self.task: Any = None
+
+    def __enter__(self) -> TrainProgress:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.progress.stop()
+
+    def __call__(self, step: int, total: int, logs: dict[str, Any]) -> None:
+        if self.task is None:
+            self.task = self.progress.add_task("steps", total=total or None, completed=step, info="")
+        parts = []
+        for key, label in (("reward", "reward"), ("loss", "loss"), ("abstain/abstain", "abstain"),
+                           ("abstain/correct", "correct")):
+            if isinstance(logs.get(key), (int, float)):
+                parts.append(f"{label} {logs[key]:.3f}")
+        self.progress.update(self.task, completed=step, total=total or None, info="  ".join(parts))
+
+
+def _out(recipe: Any, out: Path | None) -> Path:
+    return out if out is not None else Path("runs") / recipe.name
+
+
+def _finish(result: Any) -> None:
+    console.print(f"trained {result.steps} steps -> {result.final}")
+    console.print(f"evaluate it: abstain eval --model hf:{result.final} --suite heldout --out {result.out}/eval")
+
+
+def register(app: typer.Typer) -> None:
+    train_app = typer.Typer(help="Train with TRL from a recipe (GRPO with TIAR, SFT, DPO).", no_args_is_help=True)
+    app.add_typer(train_app, name="train")
+
+    @train_app.command("grpo")
+    def grpo(recipe: str = RecipeOpt, set_: list[str] = SetOpt, out: Path | None = OutOpt,
+             resume: bool = ResumeOpt, judge_base_url: str | None = JudgeUrlOpt,
+             judge_api_key: str | None = JudgeKeyOpt) -> None:
+        """GRPO with an abstain reward preset and GRPO / TIAR / coupled advantages."""
+        with friendly_errors():
+            loaded = load_recipe(recipe, set_ or [], kind="grpo")
+            from abstain.train.grpo import run_grpo
+
+            with TrainProgress(f"grpo {loaded.name}") as progress:
+                try:
+                    result = run_grpo(loaded, str(_out(loaded, out)), resume=resume, progress=progress,
+                                      judge_server=(judge_base_url, judge_api_key))
+                except KeyboardInterrupt:
+                    raise fail(f"interrupted; rerun with --resume to continue from the last checkpoint in "
+                               f"{_out(loaded, out)}", code=130) from None
+        _finish(result)
+
+    @train_app.command("recipes")
+    def recipes() -> None:
+        """List the shipped recipes."""
+        for name, path in shipped_recipes().items():
+            first = next((line[1:].strip() for line in path.read_text().splitlines() if line.startswith("#")), "")
+            console.print(f"[bold]{name}[/]  {first}")

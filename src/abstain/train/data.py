@@ -1,0 +1,46 @@
+"""Training prompts: items -> the rows TRL's trainers read, in the format the model is evaluated in.
+
+A row holds the protocol's chat ``prompt`` for the item (exactly what ``abstain eval`` sends), the whole
+item as JSON in ``item`` (so the reward's judge sees every field evaluation would: gap, gap_variable,
+category …) and a few plain columns for reading logs (``id``, ``label``, ``category``, ``perturbation``).
+
+Example:
+    >>> from abstain.schema import Item
+    >>> item = Item(id="q1", question="What is 2 + 3?", answers=["5"], label="answerable")
+    >>> row = prompt_rows([item], "idk")[0]
+    >>> row["prompt"][-1]["role"], row["label"], Item.model_validate_json(row["item"]) == item
+    ('user', 'answerable', True)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from abstain.protocols import get_protocol
+from abstain.schema import Item
+
+__all__ = ["prompt_dataset", "prompt_rows"]
+
+
+def prompt_rows(items: Sequence[Item], protocol: str) -> list[dict[str, Any]]:
+    """One training row per item under ``protocol`` (see the module docstring)."""
+    proto = get_protocol(protocol)
+    return [
+        {
+            "prompt": proto.messages(item),
+            "item": item.model_dump_json(),
+            "id": item.id,
+            "label": item.label,
+            "category": item.category or "",
+            "perturbation": item.perturbation or "",
+        }
+        for item in items
+    ]
+
+
+def prompt_dataset(items: Sequence[Item], protocol: str) -> Any:
+    """The rows as a ``datasets.Dataset`` (what TRL's trainers take)."""
+    from datasets import Dataset
+
+    return Dataset.from_list(prompt_rows(items, protocol))

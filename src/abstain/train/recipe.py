@@ -1,0 +1,294 @@
+"""Training recipes: YAML files validated with pydantic, one schema per trainer (``grpo``, ``sft``, ``dpo``).
+
+A recipe says everything that decides a training run — the model, the data (a suite, a synthesis spec
+or a JSONL file), the protocol the prompts use, the reward and advantage (GRPO), the optimizer and
+LoRA settings, the seed. ``abstain train grpo --recipe NAME|FILE [--set key=value …]`` loads one:
+``NAME`` is a recipe shipped in ``abstain/train/recipes/``; ``--set`` overrides a field (dotted keys
+reach into sections: ``--set data.synth.n=64``, values are read as YAML). A bad recipe fails with the
+file, the field and what is allowed.
+
+Example:
+    >>> recipe = load_recipe("tiny-grpo", overrides=["steps=3", "advantage=coupled"])
+    >>> recipe.kind, recipe.steps, recipe.advantage, recipe.data.synth.n
+    ('grpo', 3, 'coupled', 4)
+    >>> load_recipe("tiny-grpo", overrides=["advantage=tair"])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    abstain.schema.DataError: .../tiny-grpo.yaml (with --set advantage=tair): field 'advantage': Input should be 'grpo', 'tiar' or 'coupled'
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from abstain.judges.options import JudgeConfig
+from abstain.protocols import PROTOCOLS
+from abstain.schema import DataError, Item, read_jsonl
+from abstain.synth.seeds import check_seed
+
+__all__ = [
+    "DPORecipe",
+    "DataSpec",
+    "GRPORecipe",
+    "LoraSpec",
+    "Recipe",
+    "SFTRecipe",
+    "SynthSpec",
+    "load_recipe",
+    "recipe_path",
+    "shipped_recipes",
+]
+
+_STRICT = ConfigDict(extra="forbid", frozen=True)
+
+
+class SynthSpec(BaseModel):
+    """Certified synthetic problems drawn for training (never with the held-out seed or its questions)."""
+
+    model_config = _STRICT
+    n: int = Field(ge=1, description="problems to draw")
+    seed: int = Field(description="synthesis seed (the held-out benchmark's seed is refused)")
+    unanswerable_ratio: float = Field(default=0.3, ge=0, le=1, description="share of missing-premise twins")
+    hard_ratio: float = Field(default=0.0, ge=0, le=1, description="share of hard (model-uncertainty) items")
+
+    @field_validator("seed")
+    @classmethod
+    def _not_heldout(cls, seed: int) -> int:
+        check_seed(seed)
+        return seed
+
+
+class DataSpec(BaseModel):
+    """Where the training items come from: exactly one of ``suite``, ``file`` or ``synth``."""
+
+    model_config = _STRICT
+    suite: str | None = Field(default=None, description="a suite of `abstain eval` (not `heldout`)")
+    file: str | None = Field(default=None, description="a JSONL file of items (interchange format)")
+    synth: SynthSpec | None = Field(default=None, description="certified synthesis")
+    limit: int | None = Field(default=None, ge=1, description="a balanced subset of this many items")
+    seed: int = Field(default=0, description="seed of the subset")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> DataSpec:
+        given = [name for name in ("suite", "file", "synth") if getattr(self, name) is not None]
+        if len(given) != 1:
+            raise ValueError(f"give exactly one of suite, file or synth (got {given or 'none'})")
+        if self.suite == "heldout":
+            raise ValueError("the held-out benchmark is for evaluation only; train on a synth spec or a file")
+        return self
+
+    def load(self) -> list[Item]:
+        """The items (a relative ``file`` was resolved against the recipe's folder when it was loaded)."""
+        from abstain.data.suites import load_suite, select_items
+
+        if self.synth is not None:
+            from abstain.train.mix import synth_mix
+
+            items = synth_mix(self.synth.n, self.synth.seed, self.synth.unanswerable_ratio, self.synth.hard_ratio)
+        elif self.suite is not None:
+            items = load_suite(self.suite).items
+        else:
+            items = read_jsonl(Path(os.path.expanduser(self.file or "")), Item)
+        return select_items(items, self.limit, self.seed) if self.limit else list(items)
+
+
+class LoraSpec(BaseModel):
+    """LoRA adapters (PEFT) instead of a full fine-tune."""
+
+    model_config = _STRICT
+    r: int = Field(default=16, ge=1, description="rank")
+    alpha: int = Field(default=32, ge=1, description="scaling numerator (lora_alpha)")
+    dropout: float = Field(default=0.0, ge=0, lt=1, description="dropout on the adapter input")
+    target_modules: list[str] | Literal["all-linear"] = Field(default="all-linear", description="modules to adapt")
+
+    def peft_config(self) -> Any:
+        try:
+            from peft import LoraConfig
+        except ImportError as exc:  # pragma: no cover - depends on the install
+            raise DataError(f"LoRA needs PEFT: pip install 'abstain[train]' ({exc})") from None
+        return LoraConfig(r=self.r, lora_alpha=self.alpha, lora_dropout=self.dropout,
+                          target_modules=self.target_modules, task_type="CAUSAL_LM")
+
+
+class Recipe(BaseModel):
+    """Fields every trainer shares."""
+
+    model_config = _STRICT
+    kind: str
+    name: str = Field(description="the recipe's name (the default run folder: runs/<name>)")
+    description: str = ""
+    model: str = Field(default="bundled", description="bundled | hf:<dir or hub id> | a training run folder")
+    data: DataSpec
+    protocol: str = Field(default="idk", description="the protocol whose prompts the model is trained on")
+    seed: int = Field(default=0, description="training seed (sampling, shuffling, LoRA init)")
+    steps: int | None = Field(default=None, ge=1, description="optimizer steps (max_steps); or give epochs")
+    epochs: float | None = Field(default=None, gt=0, description="passes over the data (when steps is not set)")
+    learning_rate: float = Field(gt=0, description="peak learning rate")
+    lr_scheduler: str = Field(default="linear", description="transformers scheduler name")
+    warmup_ratio: float = Field(default=0.0, ge=0, lt=1)
+    batch_size: int = Field(ge=1, description="rows per optimizer step (per device, before accumulation)")
+    gradient_accumulation_steps: int = Field(default=1, ge=1)
+    max_grad_norm: float = Field(default=1.0, gt=0)
+    weight_decay: float = Field(default=0.0, ge=0)
+    lora: LoraSpec | None = Field(default=None, description="LoRA settings, or null for a full fine-tune")
+    save_steps: int = Field(default=50, ge=1, description="checkpoint every N steps (--resume starts there)")
+    save_total_limit: int = Field(default=2, ge=1)
+    threads: int = Field(default=2, ge=1, description="torch CPU threads")
+    trl: dict[str, Any] = Field(default_factory=dict, description="any other field of the TRL config, as is")
+
+    @field_validator("protocol")
+    @classmethod
+    def _known_protocol(cls, value: str) -> str:
+        if value not in PROTOCOLS:
+            raise ValueError(f"unknown protocol {value!r}; choose one of {sorted(PROTOCOLS)}")
+        return value
+
+    @model_validator(mode="after")
+    def _length(self) -> Recipe:
+        if (self.steps is None) == (self.epochs is None):
+            raise ValueError("give exactly one of steps or epochs")
+        return self
+
+
+class GRPORecipe(Recipe):
+    """``abstain train grpo``: GRPO with an abstain reward preset and GRPO / TIAR / coupled advantages."""
+
+    kind: Literal["grpo"]
+    reward: str | dict[str, float] = Field(default="ternary", description="a preset or {preset: weight}")
+    reward_config: dict[str, Any] = Field(default_factory=dict, description="RewardConfig fields")
+    judge: dict[str, Any] = Field(default_factory=dict, description="JudgeConfig fields (default: the rule judge)")
+    advantage: Literal["grpo", "tiar", "coupled"] = "tiar"
+    tiar_lambda: float = 1.0
+    coupled_decimals: int | None = None
+    num_generations: int = Field(default=4, ge=2, description="completions per prompt (the GRPO group)")
+    max_completion_length: int = Field(default=64, ge=1, description="generation budget per completion")
+    temperature: float = Field(default=1.0, gt=0)
+    top_p: float = Field(default=1.0, gt=0, le=1)
+    beta: float = Field(default=0.0, ge=0, description="KL coefficient (TRL's default 0)")
+    loss_type: str = Field(default="dapo", description="TRL's loss_type")
+    scale_rewards: Literal["group", "batch", "none"] = "group"
+
+    @model_validator(mode="after")
+    def _check_reward(self) -> GRPORecipe:
+        from abstain.train.rewards import make_reward
+
+        if self.batch_size % self.num_generations:
+            raise ValueError(f"batch_size ({self.batch_size}) must be a multiple of num_generations "
+                             f"({self.num_generations}): each prompt's group is trained together")
+        make_reward(self.reward, **{**self.reward_config, "judge": self.judge_config()})
+        return self
+
+    def judge_config(self) -> JudgeConfig:
+        return JudgeConfig(**self.judge)
+
+
+class SFTRecipe(Recipe):
+    """``abstain train sft``: supervised fine-tuning on prompt/completion data, completion-only loss."""
+
+    kind: Literal["sft"]
+    targets: dict[str, Any] = Field(default_factory=dict, description="SFT target builder settings")
+    sft_file: str | None = Field(default=None, description="prompt/completion JSONL instead of building targets")
+    max_length: int = Field(default=512, ge=16, description="longest prompt + completion in tokens")
+
+
+class DPORecipe(Recipe):
+    """``abstain train dpo``: DPO on prompt/chosen/rejected pairs (e.g. from a probe file)."""
+
+    kind: Literal["dpo"]
+    pairs_file: str | None = Field(default=None, description="DPO pairs JSONL (prompt, chosen, rejected)")
+    probe: str | None = Field(default=None, description="a probe run folder to build the pairs from")
+    beta: float = Field(default=0.1, gt=0, description="DPO's beta")
+    max_length: int = Field(default=512, ge=16)
+
+
+KINDS: dict[str, type[Recipe]] = {"grpo": GRPORecipe, "sft": SFTRecipe, "dpo": DPORecipe}
+
+
+def _recipes_dir() -> Path:
+    return Path(str(resources.files("abstain") / "train" / "recipes"))
+
+
+def shipped_recipes() -> dict[str, Path]:
+    """The recipes that ship with abstain, by name."""
+    return {p.stem: p for p in sorted(_recipes_dir().glob("*.yaml"))}
+
+
+def recipe_path(name_or_file: str | os.PathLike[str]) -> Path:
+    """A shipped recipe's file, or the given file."""
+    path = Path(name_or_file)
+    if path.suffix in (".yaml", ".yml") or path.exists():
+        if not path.exists():
+            raise DataError(f"{path}: no such recipe file")
+        return path
+    shipped = shipped_recipes()
+    if str(name_or_file) not in shipped:
+        raise DataError(f"unknown recipe {str(name_or_file)!r}; shipped: {', '.join(shipped)} (or give a .yaml file)")
+    return shipped[str(name_or_file)]
+
+
+def _set(data: dict[str, Any], assignment: str) -> None:
+    key, sep, raw = assignment.partition("=")
+    if not sep or not key.strip():
+        raise DataError(f"--set {assignment!r}: expected key=value, e.g. --set steps=10")
+    node = data
+    parts = key.strip().split(".")
+    for part in parts[:-1]:
+        child = node.get(part)
+        if child is None:
+            child = node[part] = {}
+        if not isinstance(child, dict):
+            raise DataError(f"--set {assignment!r}: {part!r} is not a section")
+        node = child
+    node[parts[-1]] = yaml.safe_load(raw) if raw.strip() else None
+
+
+def _describe(error: ValidationError) -> str:
+    parts = []
+    for err in error.errors(include_url=False):
+        loc = ".".join(str(p) for p in err["loc"])
+        parts.append(f"field '{loc}': {err['msg']}" if loc else err["msg"])
+    return "; ".join(parts)
+
+
+def _relative_to(data: dict[str, Any], folder: Path) -> None:
+    """Data files named relative to the recipe resolve against its folder (unless they exist from here)."""
+    for section, key in (("data", "file"), (None, "sft_file"), (None, "pairs_file"), (None, "probe")):
+        node = data.get(section) if section else data
+        if isinstance(node, dict) and isinstance(node.get(key), str):
+            path = Path(os.path.expanduser(node[key]))
+            if not path.is_absolute() and not path.exists() and (folder / path).exists():
+                node[key] = str(folder / path)
+
+
+def load_recipe(name_or_file: str | os.PathLike[str], overrides: Sequence[str] = (),
+                kind: str | None = None) -> Recipe:
+    """Load, override (``key=value``) and validate a recipe; ``kind`` checks it is for that trainer."""
+    path = recipe_path(name_or_file)
+    where = f"{path}" + (f" (with --set {', '.join(overrides)})" if overrides else "")
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise DataError(f"{path}: not valid YAML ({exc})") from None
+    if not isinstance(data, dict):
+        raise DataError(f"{path}: a recipe is a mapping of fields, got {type(data).__name__}")
+    for assignment in overrides:
+        _set(data, assignment)
+    data.setdefault("name", path.stem)
+    _relative_to(data, path.parent)
+    recipe_kind = data.get("kind")
+    if recipe_kind not in KINDS:
+        raise DataError(f"{where}: field 'kind': must be one of {', '.join(KINDS)} (got {recipe_kind!r})")
+    if kind is not None and recipe_kind != kind:
+        raise DataError(f"{where}: a {recipe_kind} recipe, but this is `abstain train {kind}`")
+    try:
+        recipe = KINDS[recipe_kind].model_validate(data)
+    except ValidationError as exc:
+        raise DataError(f"{where}: {_describe(exc)}") from None
+    return recipe

@@ -1,0 +1,242 @@
+"""A training run's folder and what every trainer shares: model specs, TRL arguments, logs, progress, resume.
+
+A run folder (``--out``, default ``runs/<recipe name>``) holds:
+
+=====================  ==============================================================================
+``config.json``        the resolved recipe (every field, defaults filled in) and the package versions
+``recipe.yaml``        the same recipe as YAML, to rerun it with ``--recipe runs/<name>/recipe.yaml``
+``metrics.jsonl``      one line per logged step: TRL's metrics and abstain's (``abstain/...``)
+``checkpoints/``       ``checkpoint-<step>`` folders (every ``save_steps``); ``--resume`` continues from the last
+``final/``             the trained model and tokenizer (LoRA: merged into the base model; the adapter alone is
+                       in ``final/adapter/``): ``abstain eval --model hf:RUN/final`` evaluates it
+=====================  ==============================================================================
+
+A rerun with another recipe into the same folder is refused (naming the fields that differ), as is a
+rerun into a folder with checkpoints without ``--resume``.
+
+Example:
+    >>> resolve_model("hf:Qwen/Qwen2.5-0.5B-Instruct")
+    'Qwen/Qwen2.5-0.5B-Instruct'
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from abstain.runs import RunDir
+from abstain.schema import DataError, write_json
+from abstain.train.recipe import Recipe
+
+__all__ = ["CHECKPOINTS", "FINAL", "METRICS", "TrainResult", "TrainRun", "resolve_model", "versions"]
+
+log = logging.getLogger(__name__)
+
+CHECKPOINTS = "checkpoints"
+FINAL = "final"
+METRICS = "metrics.jsonl"
+ProgressFn = Callable[[int, int, dict[str, float]], None]
+
+
+def versions() -> dict[str, str]:
+    """Versions of the packages a run depends on (recorded with the run and on a model card)."""
+    out = {}
+    for name in ("abstain", "torch", "transformers", "trl", "peft", "datasets", "accelerate"):
+        try:
+            out[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            out[name] = "not installed"
+    return out
+
+
+def resolve_model(spec: str) -> str:
+    """A model path or hub id from a spec: ``bundled``, ``hf:<dir or hub id>``, or a training run folder."""
+    if spec == "bundled":
+        from abstain.backends import bundled_model_dir
+
+        return str(bundled_model_dir())
+    if spec.startswith("hf:"):
+        return spec[3:]
+    path = Path(spec)
+    if (path / FINAL / "config.json").exists():
+        return str(path / FINAL)
+    if (path / "config.json").exists():
+        return str(path)
+    raise DataError(f"model {spec!r}: not bundled, hf:<dir or hub id>, or a training run folder with {FINAL}/")
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    """What a training run produced."""
+
+    out: Path
+    final: Path
+    steps: int
+    metrics: Path
+
+
+class TrainRun:
+    """One training run's folder (see the module docstring)."""
+
+    def __init__(self, out: str | os.PathLike[str]) -> None:
+        self.path = Path(out)
+        self.checkpoints = self.path / CHECKPOINTS
+        self.final = self.path / FINAL
+
+    def record(self, recipe: Recipe) -> dict[str, Any]:
+        return {"recipe": recipe.model_dump(mode="json"), "kind": recipe.kind}
+
+    def prepare(self, recipe: Recipe, resume: bool) -> str | None:
+        """Create or check the folder; the checkpoint to resume from (None: start afresh)."""
+        RunDir(self.path).prepare(self.record(recipe))
+        (self.path / "recipe.yaml").write_text(
+            yaml.safe_dump(recipe.model_dump(mode="json"), sort_keys=False), encoding="utf-8")
+        write_json(self.path / "versions.json", versions())
+        last = self.last_checkpoint()
+        if last is not None and not resume:
+            raise DataError(f"{self.path} already holds {last.name}: pass --resume to continue it, or another --out")
+        return str(last) if last is not None and resume else None
+
+    def last_checkpoint(self) -> Path | None:
+        found = [p for p in self.checkpoints.glob("checkpoint-*") if p.name.split("-")[-1].isdigit()]
+        return max(found, key=lambda p: int(p.name.split("-")[-1])) if found else None
+
+    def read_metrics(self) -> list[dict[str, Any]]:
+        """The logged steps so far."""
+        path = self.path / METRICS
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+
+    def callbacks(self, progress: ProgressFn | None = None) -> list[Any]:
+        """A transformers callback that appends every log to ``metrics.jsonl`` and reports progress."""
+        from transformers import TrainerCallback
+
+        run = self
+
+        class _Log(TrainerCallback):
+            def on_log(self, args, state, control, logs=None, **kwargs):  # type: ignore[no-untyped-def]
+                if not logs or "train_runtime" in logs:
+                    return
+                row = {"step": state.global_step, **{k: _plain(v) for k, v in logs.items()}}
+                with (run.path / METRICS).open("a", encoding="utf-8") as out:
+                    out.write(json.dumps(row) + "\n")
+                    out.flush()
+                    os.fsync(out.fileno())
+                if progress is not None:
+                    progress(state.global_step, state.max_steps, row)
+
+            def on_train_begin(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
+                if progress is not None:
+                    progress(state.global_step, state.max_steps, {})
+
+        return [_Log()]
+
+    def trim_metrics(self, step: int) -> None:
+        """Drop logged steps after ``step`` (a resumed run logs them again from its checkpoint)."""
+        rows = [r for r in self.read_metrics() if r.get("step", 0) <= step]
+        path = self.path / METRICS
+        if path.exists():
+            tmp = path.with_name(f".{path.name}.tmp")
+            tmp.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+            os.replace(tmp, path)
+
+    def save_final(self, trainer: Any, recipe: Recipe) -> Path:
+        """The trained model (merged LoRA, adapter kept beside it) and tokenizer in ``final/``."""
+        model = trainer.model
+        tokenizer = trainer.processing_class
+        self.final.mkdir(parents=True, exist_ok=True)
+        if hasattr(model, "merge_and_unload"):  # a PEFT model
+            model.save_pretrained(self.final / "adapter")
+            if tokenizer is not None:
+                tokenizer.save_pretrained(self.final / "adapter")
+            model = model.merge_and_unload()
+        model.save_pretrained(self.final)
+        if tokenizer is not None:
+            tokenizer.save_pretrained(self.final)
+        write_json(self.final / "abstain_train.json", {
+            "recipe": recipe.model_dump(mode="json"), "steps": trainer.state.global_step, "versions": versions()})
+        return self.final
+
+
+def _plain(value: Any) -> Any:
+    if hasattr(value, "item"):
+        value = value.item()
+    if isinstance(value, float) and value != value:  # NaN is not JSON
+        return None
+    return value
+
+
+def training_arguments(recipe: Recipe, run: TrainRun, **fields: Any) -> dict[str, Any]:
+    """The TRL config fields every trainer shares, from the recipe (``recipe.trl`` overrides them)."""
+    import torch
+
+    cuda = torch.cuda.is_available()
+    out: dict[str, Any] = {
+        "output_dir": str(run.checkpoints),
+        "learning_rate": recipe.learning_rate,
+        "lr_scheduler_type": recipe.lr_scheduler,
+        "warmup_steps": recipe.warmup_ratio,  # transformers 5: a float in [0, 1) is a ratio of the steps
+        "per_device_train_batch_size": recipe.batch_size,
+        "gradient_accumulation_steps": recipe.gradient_accumulation_steps,
+        "max_grad_norm": recipe.max_grad_norm,
+        "weight_decay": recipe.weight_decay,
+        "save_strategy": "steps",
+        "save_steps": recipe.save_steps,
+        "save_total_limit": recipe.save_total_limit,
+        "logging_steps": 1,
+        "seed": recipe.seed,
+        "data_seed": recipe.seed,
+        "use_cpu": not cuda,
+        "bf16": cuda and torch.cuda.is_bf16_supported(),
+        "gradient_checkpointing": False,
+        "report_to": [],
+        "disable_tqdm": True,
+        "dataloader_num_workers": 0,
+    }
+    if recipe.steps is not None:
+        out["max_steps"] = recipe.steps
+    else:
+        out["num_train_epochs"] = recipe.epochs
+    out.update(fields)
+    out.update(recipe.trl)
+    return out
+
+
+def build_config(cls: type, values: dict[str, Any]) -> Any:
+    """``cls(**values)`` with unknown fields reported by name (a recipe's ``trl`` section is free-form)."""
+    import dataclasses
+
+    known = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise DataError(f"recipe field 'trl': {cls.__name__} has no field(s) {unknown}")
+    try:
+        return cls(**values)
+    except (ValueError, TypeError) as exc:
+        raise DataError(f"recipe: {cls.__name__} refused the settings: {exc}") from None
+
+
+def set_threads(n: int) -> None:
+    """Torch's CPU threads, and quiet libraries: abstain shows one progress bar and writes metrics.jsonl."""
+    import torch
+    from transformers.utils import logging as hf_logging
+
+    torch.set_num_threads(n)
+    hf_logging.disable_progress_bar()
+
+
+def quiet(trainer: Any) -> Any:
+    """Remove the callback that prints every log dict (metrics.jsonl and the progress bar have them)."""
+    from transformers.trainer_callback import PrinterCallback
+
+    trainer.remove_callback(PrinterCallback)
+    return trainer
