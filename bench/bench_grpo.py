@@ -1,0 +1,140 @@
+"""The cost of TIAR: one GRPO step of AbstainGRPOTrainer (advantage tiar) vs TRL's plain GRPOTrainer.
+
+Both trainers get the same model (the bundled SmolLM2-135M), config, seed, data and reward function
+(abstain's ``ternary`` preset), so their first steps sample the same completions and do the same work; the
+subclass adds reading the outcomes, the TIAR bonus and its logs. Each side trains one step from a fresh
+trainer ``--repeat`` times, interleaved, and its best step time counts (the machine is shared). The time
+the subclass spends in its own code (outside TRL's methods it calls) is measured directly too.
+Goal: ratio <= 1.03.
+
+    python bench/bench_grpo.py [--prompts 2] [--generations 4] [--tokens 32] [--repeat 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import platform
+import tempfile
+import time
+
+from abstain.backends import bundled_model_dir  # sets OMP_WAIT_POLICY before torch loads
+
+import torch  # noqa: E402
+from transformers import TrainerCallback  # noqa: E402
+from trl import GRPOConfig, GRPOTrainer  # noqa: E402
+
+from abstain.synth import SynthConfig, generate_missing_premise  # noqa: E402
+from abstain.train.data import prompt_dataset  # noqa: E402
+from abstain.train.grpo import AbstainGRPOConfig, AbstainGRPOTrainer  # noqa: E402
+from abstain.train.rewards import make_reward  # noqa: E402
+from _results import report  # noqa: E402  bench/_results.py
+
+
+class StepTimer(TrainerCallback):
+    def __init__(self) -> None:
+        self.seconds: list[float] = []
+
+    def on_step_begin(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
+        self._start = time.perf_counter()
+
+    def on_step_end(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
+        self.seconds.append(time.perf_counter() - self._start)
+
+
+class TimedTIAR(AbstainGRPOTrainer):
+    """Adds up the time spent in the subclass's own code (each override minus the TRL method it calls)."""
+
+    own = 0.0
+
+    def _calculate_rewards(self, *a):  # type: ignore[no-untyped-def]
+        start = time.perf_counter()
+        inner = [0.0]
+        parent = GRPOTrainer._calculate_rewards
+
+        def timed(*b):  # type: ignore[no-untyped-def]
+            t = time.perf_counter()
+            out = parent(self, *b)
+            inner[0] += time.perf_counter() - t
+            return out
+
+        GRPOTrainer._calculate_rewards = lambda self_, *b: timed(*b)  # type: ignore[method-assign]
+        try:
+            return super()._calculate_rewards(*a)
+        finally:
+            GRPOTrainer._calculate_rewards = parent  # type: ignore[method-assign]
+            TimedTIAR.own += time.perf_counter() - start - inner[0]
+
+    def _generate_and_score_completions(self, inputs):  # type: ignore[no-untyped-def]
+        start = time.perf_counter()
+        parent = GRPOTrainer._generate_and_score_completions
+        inner = [0.0]
+
+        def timed(self_, x):  # type: ignore[no-untyped-def]
+            t = time.perf_counter()
+            out = parent(self_, x)
+            inner[0] += time.perf_counter() - t
+            return out
+
+        GRPOTrainer._generate_and_score_completions = timed  # type: ignore[method-assign]
+        try:
+            return super()._generate_and_score_completions(inputs)
+        finally:
+            GRPOTrainer._generate_and_score_completions = parent  # type: ignore[method-assign]
+            TimedTIAR.own += time.perf_counter() - start - inner[0]
+
+
+def one_step(kind: str, args: argparse.Namespace, model: str, dataset) -> float:  # type: ignore[no-untyped-def]
+    common = dict(output_dir=tempfile.mkdtemp(), num_generations=args.generations,
+                  per_device_train_batch_size=args.prompts * args.generations, max_steps=1,
+                  max_completion_length=args.tokens, learning_rate=1e-5, use_cpu=True, bf16=False,
+                  gradient_checkpointing=False, report_to=[], save_strategy="no", logging_steps=1, seed=0,
+                  disable_tqdm=True)
+    timer = StepTimer()
+    reward = make_reward("ternary", protocol="idk")
+    if kind == "tiar":
+        trainer = TimedTIAR(model=model, reward_funcs=[reward], args=AbstainGRPOConfig(advantage="tiar", **common),
+                            train_dataset=dataset, callbacks=[timer])
+    else:
+        trainer = GRPOTrainer(model=model, reward_funcs=[reward], args=GRPOConfig(**common),
+                              train_dataset=dataset, callbacks=[timer])
+    trainer.train()
+    return timer.seconds[0]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--prompts", type=int, default=2)
+    parser.add_argument("--generations", type=int, default=4)
+    parser.add_argument("--tokens", type=int, default=32)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    torch.set_num_threads(2)
+    model = str(bundled_model_dir())
+    items = list(generate_missing_premise(SynthConfig(n=args.prompts, seed=11, unanswerable_ratio=0.5)))
+    dataset = prompt_dataset(items, "idk")
+    times: dict[str, list[float]] = {"plain": [], "tiar": []}
+    own: list[float] = []
+    for _ in range(args.repeat):
+        for kind in ("plain", "tiar"):
+            TimedTIAR.own = 0.0
+            times[kind].append(one_step(kind, args, model, dataset))
+            if kind == "tiar":
+                own.append(TimedTIAR.own)
+    best = {k: min(v) for k, v in times.items()}
+    result = {
+        "completions per step": args.prompts * args.generations,
+        "max tokens": args.tokens,
+        "plain GRPOTrainer step_s (baseline)": round(best["plain"], 3),
+        "AbstainGRPOTrainer tiar step_s": round(best["tiar"], 3),
+        "tiar / plain": round(best["tiar"] / best["plain"], 3),
+        "subclass's own code per step_ms": round(1000 * min(own), 2),
+        "own code / plain step": round(min(own) / best["plain"], 5),
+        "all step times": {k: [round(x, 3) for x in v] for k, v in times.items()},
+        "goal_met (<= 1.03)": best["tiar"] / best["plain"] <= 1.03,
+        "python": platform.python_version(),
+    }
+    report("bench_grpo", result)
+
+
+if __name__ == "__main__":
+    main()
