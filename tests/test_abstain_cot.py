@@ -62,3 +62,22 @@ def test_box_answer_and_subset_choice():
     assert len(load_abstain_cot(subsets=tuple(s for s in ABSTAIN_COT_SUBSETS if s != "umwp")).rows) == 3486 - 1734
     with pytest.raises(ValueError, match="unknown Abstain-CoT subsets \\['world_sense'\\]"):
         load_abstain_cot(subsets=("world_sense",))
+
+
+def test_sft_data_cli_exports_it(tmp_path):
+    from typer.testing import CliRunner
+
+    from abstain.cli import app
+    from abstain.schema import read_jsonl
+    from abstain.train.sft_data import SFTRow
+
+    out = tmp_path / "cot.jsonl"
+    args = ["sft-data", "--abstain-cot", "--cot-subsets", "bbq,squad2", "--box-answers", "--out", str(out),
+            "--no-tokens"]
+    result = CliRunner().invoke(app, [*args, "--protocol", "clarify"])
+    assert result.exit_code == 0, result.output
+    rows = read_jsonl(out, SFTRow)
+    assert Counter(r.target_kind for r in rows) == {"cot_answer": 100 + 99, "cot_refusal": 24 + 88}
+    assert "research use only" in " ".join(result.output.split())
+    wrong = CliRunner().invoke(app, [*args, "--protocol", "idk"])
+    assert wrong.exit_code == 2 and "use --protocol clarify" in wrong.output

@@ -1,4 +1,5 @@
-"""``abstain sft-data``: verifiable SFT rows (prompt/completion) from an item file or straight from synthesis."""
+"""``abstain sft-data``: verifiable SFT rows (prompt/completion) from an item file, straight from synthesis,
+or the Abstain-R1 authors' Abstain-CoT set (research use)."""
 
 from __future__ import annotations
 
@@ -52,6 +53,10 @@ def register(app: typer.Typer) -> None:
         unanswerable_ratio: float = typer.Option(0.3, help="--synth: share of twins among missing-premise rows."),
         hard_ratio: float = typer.Option(0.1, help="--synth: share of hard variants among all rows."),
         pair_twins: bool = typer.Option(False, help="--synth: add each twin's answerable original too."),
+        abstain_cot: bool = typer.Option(False, "--abstain-cot",
+                                         help="Instead of --data: Abstain-R1's Abstain-CoT set (research use; clarify)."),
+        cot_subsets: str | None = typer.Option(None, help="--abstain-cot: comma-separated subsets (default all)."),
+        box_answers: bool = typer.Option(False, help="--abstain-cot: box the answerable completions' answers."),
         aca_mix: str = typer.Option("ELICIT=0.4,COND=0.3,ABS=0.3", help="aca: shares of the twins' behaviors."),
         seed: int = typer.Option(1, help="Seed of --synth and of the aca assignment (never the held-out seed)."),
         verbosity: str = typer.Option("normal", help="short | normal | long traces."),
@@ -67,8 +72,11 @@ def register(app: typer.Typer) -> None:
             from abstain.train.sft_data import SFTConfig, build_sft, parse_aca_mix, token_lengths, write_sft
             from abstain.train.targets.build import TargetConfig
 
-            if (data is None) == (synth is None):
-                raise fail("give exactly one of --data FILE or --synth N")
+            if (data is not None) + (synth is not None) + abstain_cot != 1:
+                raise fail("give exactly one of --data FILE, --synth N or --abstain-cot")
+            if abstain_cot:
+                _abstain_cot(out, protocol, cot_subsets, box_answers, tokens)
+                return
             config = SFTConfig(
                 protocol=protocol, aca_mix=parse_aca_mix(aca_mix), seed=seed, on_fail=on_fail,  # type: ignore[arg-type]
                 targets=TargetConfig(verbosity=verbosity, names=names, hard=hard, no_graph=no_graph),  # type: ignore[arg-type]
@@ -95,3 +103,21 @@ def register(app: typer.Typer) -> None:
             console.print(f"[yellow]dropped {len(built.dropped)} items[/] (first: {built.dropped[0][0]}: "
                           f"{built.dropped[0][1]})", highlight=False)
         console.print(f"wrote {written} rows, every target confirmed by abstain's scorer -> {out}")
+
+
+def _abstain_cot(out: Path, protocol: str, subsets: str | None, box_answers: bool, tokens: bool) -> None:
+    from abstain.train.abstain_cot import ABSTAIN_COT_NOTICE, load_abstain_cot
+    from abstain.train.sft_data import token_lengths, write_sft
+
+    if protocol != "clarify":
+        raise fail("--abstain-cot is written in Abstain-R1's format: use --protocol clarify")
+    chosen = tuple(s.strip() for s in subsets.split(",") if s.strip()) if subsets else None
+    cot = load_abstain_cot(chosen, box_answers=box_answers)
+    written = write_sft(out, cot.rows)
+    lengths = token_lengths([r.completion[0]["content"] for r in cot.rows]) if tokens and cot.rows else None
+    out_console.print(kinds_table(cot.rows, lengths, "Abstain-CoT (clarify)"))
+    console.print(f"[yellow]{ABSTAIN_COT_NOTICE}[/]", highlight=False)
+    if cot.inconsistent:
+        console.print(f"{len(cot.inconsistent)} completions are not the decision their label says under abstain's "
+                      f"scorer (kept as the authors wrote them; first: {cot.inconsistent[0]})", highlight=False)
+    console.print(f"wrote {written} rows -> {out}")

@@ -144,5 +144,5 @@ def load_abstain_cot(subsets: tuple[str, ...] | None = None, drop_inconsistent: 
             inconsistent.append(item.id)
             if drop_inconsistent:
                 continue
-        rows.append(sft_row(item, "clarify", text, "abstain_cot_refusal" if expected_refusal else "abstain_cot_answer"))
+        rows.append(sft_row(item, "clarify", text, "cot_refusal" if expected_refusal else "cot_answer"))
     return CoTSet(rows, inconsistent, len(items) - len(rows))
