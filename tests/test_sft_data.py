@@ -45,8 +45,9 @@ BUILDS = [
                                                                                        "hard_answer"}),
     ("idk", None, TargetConfig(verbosity="short"), {"answer", "idk", "hard_abstain"}),
     ("clarify", None, TargetConfig(), {"answer", "clarify", "hard_answer"}),
+    ("clarify", None, TargetConfig(quote=True, hard="abstain"), {"answer", "clarify", "hard_abstain"}),
     ("aca", "ELICIT=1", TargetConfig(), {"answer", "elicit", "hard_answer"}),
-    ("aca", "COND=1", TargetConfig(), {"cond"}),
+    ("aca", "COND=1", TargetConfig(quote=True), {"cond"}),
     ("aca", "ABS=1", TargetConfig(names="noun"), {"abs"}),
 ]
 
@@ -147,6 +148,24 @@ def test_answerable_and_twin_share_their_check_up_to_the_missing_premise(items):
         diverge_first += gap_line == 0
     # the decision is in the first line only when the target itself is the missing premise
     assert diverge_first < 300 * 0.5
+
+
+def test_quoted_check_lines_quote_the_question(items):
+    """With ``quote``, every check line first quotes the problem sentence it reads (or the perturbed one)."""
+    quoted = 0
+    for item in items[:400] + items[-100:]:
+        lines = build_target(item, "attribution", TargetConfig(quote=True, hard="solve")).text.splitlines()
+        check = lines[: next(i for i, ln in enumerate(lines) if ln.startswith(("All needed", "A needed")))]
+        for line in check:
+            m = re.match(r'"([^"]+)" ', line)
+            if m is None:  # only the gap of an entity disruption: no sentence of the twin states it
+                assert item.perturbation == "entity_disruption" and " = unknown." in line, line
+                continue
+            assert m.group(1) in item.question
+            quoted += 1
+    assert quoted > 1200
+    twin = make_pair(seed=3, index=0, operator="numerical_value_removal").twin
+    assert '"Lena also drove the leg to Blois." Blois = unknown.' in build_target(twin, "idk", TargetConfig(quote=True)).text
 
 
 def test_hand_checked_targets():

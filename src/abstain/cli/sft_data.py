@@ -62,6 +62,7 @@ def register(app: typer.Typer) -> None:
         verbosity: str = typer.Option("normal", help="short | normal | long traces."),
         names: str = typer.Option("short", help="Quantities named short ('the blanket') or noun ('the price of ...')."),
         hard: str = typer.Option("auto", help="Hard variants: auto | abstain | solve."),
+        quote: bool = typer.Option(False, help="Each check line first quotes the sentence it reads (longer)."),
         no_graph: str = typer.Option("error", help="Items without a graph: error | plain (a target without a trace)."),
         on_fail: str = typer.Option("error", help="A target the scorer does not confirm: error | drop (counted)."),
         tokens: bool = typer.Option(True, help="Measure completion lengths with the bundled tokenizer."),
@@ -79,7 +80,7 @@ def register(app: typer.Typer) -> None:
                 return
             config = SFTConfig(
                 protocol=protocol, aca_mix=parse_aca_mix(aca_mix), seed=seed, on_fail=on_fail,  # type: ignore[arg-type]
-                targets=TargetConfig(verbosity=verbosity, names=names, hard=hard, no_graph=no_graph),  # type: ignore[arg-type]
+                targets=TargetConfig(verbosity=verbosity, names=names, hard=hard, quote=quote, no_graph=no_graph),  # type: ignore[arg-type]
             )
             if data is not None:
                 items = read_jsonl(data, Item)

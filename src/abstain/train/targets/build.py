@@ -1,6 +1,6 @@
 """SFT targets per protocol: check what the question needs, then decide, in the protocol's format.
 
-Every target opens the same way — the quantity asked for, then one check line per needed quantity
+Every target opens with the check — one line per needed quantity, starting with the one asked for
 (:mod:`abstain.train.targets.trace`) — so the decision is taken only where the check finds (or does
 not find) a missing premise, never in the first tokens. Then, by protocol:
 
@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from abstain.schema import Behavior, Item, Pred
+from abstain.train.targets.quotes import fact_sentences
 from abstain.train.targets.trace import Walk, format_number
 from abstain.train.targets.words import Vocabulary, capitalize, vocabulary
 
@@ -63,6 +64,8 @@ class TargetConfig:
         hard: ``auto`` (abstain under attribution/idk/abstention_only, solve under clarify/aca),
             ``abstain`` or ``solve``.
         hard_check_lines: check lines a hard target writes before it gives up.
+        quote: each check line first quotes the sentence of the problem it reads the fact from
+            (:mod:`abstain.train.targets.quotes`; ~10-15 more tokens a line, an explicit grounding step).
         no_graph: items without a ``graph``: ``error``, or ``plain`` (a short target without a trace:
             the item's ``gap`` for unanswerable items, the reference answer for answerable ones).
     """
@@ -71,6 +74,7 @@ class TargetConfig:
     names: Literal["short", "noun"] = "short"
     hard: Literal["auto", "abstain", "solve"] = "auto"
     hard_check_lines: int = 3
+    quote: bool = False
     no_graph: Literal["error", "plain"] = "error"
 
     def __post_init__(self) -> None:
@@ -125,8 +129,9 @@ def _box(content: str) -> str:
 def _gap_reason(item: Item, words: Vocabulary, var: str) -> str:
     """Why ``var`` is unknown, in words the problem text supports."""
     form = (item.meta or {}).get("form")
-    # the relationship-removal gap names the relation's other side, which the twin's text no longer shows
-    if item.perturbation == "relationship_removal" or not item.gap:
+    # these gaps name what only the original shows: the relation's other side, or that the fact now
+    # stated about another entity was this quantity's; the twin's text supports "never states" alone
+    if item.perturbation in ("relationship_removal", "entity_disruption") or not item.gap:
         return f"The problem never states {words.ask(var, form)}."
     return item.gap.strip()
 
@@ -151,7 +156,8 @@ def build_target(item: Item, protocol: str, config: TargetConfig = TargetConfig(
             if config.no_graph == "error":
                 raise ValueError("it has no graph to derive a trace from (set no_graph='plain' for a short target)")
             return _plain(item, protocol)
-        return _Builder(item, protocol, config, Walk.of(graph), vocabulary(item, config.names)).build(aca_choice)
+        quotes = fact_sentences(item) if config.quote else {}
+        return _Builder(item, protocol, config, Walk.of(graph), vocabulary(item, config.names), quotes).build(aca_choice)
     except ValueError as exc:
         raise ValueError(f"item {item.id}: {exc}") from None
 
@@ -163,6 +169,7 @@ class _Builder:
     config: TargetConfig
     walk: Walk
     words: Vocabulary
+    quotes: dict[str, str]
 
     def noun(self, var: str) -> str:
         return self.words.noun(var)
@@ -190,7 +197,7 @@ class _Builder:
         return self.answerable()
 
     def answerable(self) -> Target:
-        check = self.walk.check(self.noun)
+        check = self.walk.check(self.noun, quotes=self.quotes)
         if check.missing is not None:
             raise ValueError(f"answerable, but nothing defines {check.missing}")
         value = self.walk.value(self.walk.target)
@@ -209,7 +216,7 @@ class _Builder:
         return Target(self.wrap(lines, _box(answer)), kind, _ANSWER)
 
     def hard(self) -> Target:
-        check = self.walk.check(self.noun)
+        check = self.walk.check(self.noun, quotes=self.quotes)
         shown = check.lines[: self.config.hard_check_lines]
         needed = self.walk.needed()
         steps = sum(1 for v in needed if self.walk.parents(v) or not _literal(self.walk.defs.get(v, "")))
@@ -226,9 +233,10 @@ class _Builder:
         gap_var = (item.model_extra or {}).get("gap_variable")
 
         def missing(var: str) -> str:
-            return f"{self.cap(var)} = unknown. {_gap_reason(item, words, var)}"
+            said = f'"{self.quotes[var]}" ' if var in self.quotes else ""
+            return f"{said}{self.cap(var)} = unknown. {_gap_reason(item, words, var)}"
 
-        check = self.walk.check(self.noun, missing)
+        check = self.walk.check(self.noun, missing, self.quotes)
         if check.missing is None:
             raise ValueError("unanswerable, but its graph defines every quantity the target needs")
         if gap_var and check.missing != gap_var:
@@ -272,7 +280,7 @@ def _literal(expr: str) -> bool:
 
 def _plain(item: Item, protocol: str) -> Target:
     """A target without a trace (items without a graph)."""
-    b = _Builder(item, protocol, TargetConfig(verbosity="short"), Walk({}, "?"), Vocabulary())
+    b = _Builder(item, protocol, TargetConfig(verbosity="short"), Walk({}, "?"), Vocabulary(), {})
     if item.label == "answerable":
         if not item.answers:
             raise ValueError("answerable, but it has no reference answer")

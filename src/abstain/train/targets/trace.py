@@ -152,10 +152,12 @@ class Walk:
                 parts.append(tok)
         return "".join(parts).replace("( ", "(").replace(" )", ")")
 
-    def check(self, noun: Callable[[str], str], missing: Callable[[str], str] | None = None) -> Check:
+    def check(self, noun: Callable[[str], str], missing: Callable[[str], str] | None = None,
+              quotes: Mapping[str, str] | None = None) -> Check:
         """Check lines from the target down; stop at the first needed quantity without a definition.
 
-        ``missing(var)`` writes the line of an undefined quantity (default ``"<noun> = unknown."``).
+        ``missing(var)`` writes the line of an undefined quantity (default ``"<noun> = unknown."``);
+        ``quotes`` maps a quantity to the sentence stating it, written (in quotes) before its equation.
         """
         lines, seen, queue = [], [], [self.target]
         while queue:
@@ -170,7 +172,8 @@ class Walk:
             words = self._in_words(expr, noun)
             if not self.parents(var) and not _is_literal(expr):  # a given product: compute it at once
                 words += f" = {self.value(var)}"
-            lines.append(_cap(f"{noun(var)} = {words}."))
+            said = f'"{quotes[var]}" ' if quotes and var in quotes else ""
+            lines.append(said + _cap(f"{noun(var)} = {words}."))
             queue.extend(self.parents(var))
         return Check(lines, None, seen)
 
