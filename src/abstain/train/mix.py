@@ -1,40 +1,120 @@
-"""Training mixes drawn from certified synthesis: missing-premise twins and hard variants.
+"""A training mix straight from synthesis: certified missing-premise rows of all six perturbations,
+hard variants, never the held-out benchmark.
 
-ACA-RL turns about 30% of its problems into missing-premise versions; UA-Bench's RL-UA adds
-extremely hard variants for the model-uncertainty side. :func:`synth_mix` draws ``n`` problems: a share
-``hard_ratio`` of hard items (``category: hard``), the rest one row per drawn problem with a share
-``unanswerable_ratio`` of twins (of those non-hard rows), every perturbation type in turn. The held-out benchmark's seed is
-refused and none of its questions is ever emitted; the same arguments give the same items.
+The rows are drawn with a training seed (the generators refuse the held-out seed, and no question of
+the shipped held-out file is ever emitted), about ``unanswerable_ratio`` of the missing-premise rows
+are twins (perturbations round robin, so all six equally often), ``hard_ratio`` of all rows are hard
+variants, and the whole list is shuffled with the seed. ``pair_twins=True`` also puts each twin's
+answerable original in the mix, so the model sees the same problem with and without its premise.
 
 Example:
-    >>> items = synth_mix(20, seed=5, unanswerable_ratio=0.3, hard_ratio=0.1)
+    >>> items = training_items(MixConfig(n=20, seed=3, hard_ratio=0.1))
     >>> len(items), sum(i.label == "unanswerable" for i in items), sum(i.category == "hard" for i in items)
     (20, 5, 2)
+    >>> training_items(MixConfig(n=10, seed=90417))
+    Traceback (most recent call last):
+    ...
+    ValueError: seed 90417 is reserved for the held-out benchmark (src/abstain/data/synth/heldout.jsonl); use another seed
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 
 from abstain.schema import Item
-from abstain.synth import HardConfig, SynthConfig, generate_hard, generate_missing_premise, heldout_questions
+from abstain.synth.hard import HARD_THEMES, make_hard
+from abstain.synth.heldout import heldout_questions
+from abstain.synth.missing_premise import SynthConfig, SynthPair, generate_missing_premise
+from abstain.synth.perturb import OPERATORS
+from abstain.synth.seeds import check_seed
+from abstain.synth.themes import THEMES
+from abstain.train.sft_data import SFTBuild, SFTConfig, build_sft
 
-__all__ = ["synth_mix"]
+__all__ = ["MixConfig", "build_training_mix", "training_items"]
 
 
-def synth_mix(n: int, seed: int, unanswerable_ratio: float = 0.3, hard_ratio: float = 0.0) -> list[Item]:
-    """``n`` certified training items in a seeded order (see the module docstring)."""
-    if n < 1:
-        raise ValueError("n must be >= 1")
-    n_hard = round(n * hard_ratio)
-    items: list[Item] = []
-    if n - n_hard:
-        config = SynthConfig(n=n - n_hard, seed=seed, unanswerable_ratio=unanswerable_ratio,
-                             exclude_questions=heldout_questions())
-        items += list(generate_missing_premise(config))
-    if n_hard:
-        held_out = heldout_questions()
-        hard = [i for i in generate_hard(HardConfig(n=2 * n_hard, seed=seed)) if i.question not in held_out]
-        items += hard[:n_hard]
-    random.Random(seed).shuffle(items)
+@dataclass(frozen=True)
+class MixConfig:
+    """What :func:`training_items` draws."""
+
+    n: int = field(default=600, metadata={"help": "rows in the mix"})
+    seed: int = field(default=1, metadata={"help": "training seed (never the held-out seed)"})
+    unanswerable_ratio: float = field(default=0.3, metadata={"help": "share of twins among missing-premise rows"})
+    hard_ratio: float = field(default=0.1, metadata={"help": "share of hard variants among all rows"})
+    pair_twins: bool = field(default=False, metadata={"help": "each twin's original goes in too"})
+    themes: tuple[str, ...] = field(default=tuple(THEMES), metadata={"help": "themes of missing-premise rows"})
+    operators: tuple[str, ...] = field(default=OPERATORS, metadata={"help": "perturbations, round robin"})
+
+    def __post_init__(self) -> None:
+        check_seed(self.seed)
+        if self.n < 1:
+            raise ValueError("n must be >= 1")
+        if not 0 <= self.unanswerable_ratio <= 1:
+            raise ValueError("unanswerable_ratio must be between 0 and 1")
+        if not 0 <= self.hard_ratio <= 1:
+            raise ValueError("hard_ratio must be between 0 and 1")
+        if self.pair_twins and self.unanswerable_ratio > 0.5:
+            raise ValueError("pair_twins needs unanswerable_ratio <= 0.5 (every twin brings its original)")
+
+    @property
+    def counts(self) -> tuple[int, int, int]:
+        """(hard rows, missing-premise rows, twins among them)."""
+        hard = round(self.n * self.hard_ratio)
+        mp = self.n - hard
+        return hard, mp, round(mp * self.unanswerable_ratio)
+
+
+def _missing_premise(cfg: MixConfig, exclude: frozenset[str]) -> Iterator[Item]:
+    _, mp, twins = cfg.counts
+    if mp == 0:
+        return
+    if not cfg.pair_twins:
+        yield from generate_missing_premise(SynthConfig(
+            n=mp, seed=cfg.seed, themes=cfg.themes, operators=cfg.operators,
+            unanswerable_ratio=cfg.unanswerable_ratio, exclude_questions=exclude))
+        return
+    problems = mp - twins
+    last: list[SynthPair] = []
+    rows = generate_missing_premise(SynthConfig(
+        n=problems, seed=cfg.seed, themes=cfg.themes, operators=cfg.operators,
+        unanswerable_ratio=twins / problems if problems else 0.0, exclude_questions=exclude), on_pair=last.append)
+    for row in rows:
+        yield row
+        if row.label == "unanswerable":
+            yield last[-1].original
+
+
+def _hard(cfg: MixConfig, exclude: frozenset[str]) -> Iterator[Item]:
+    wanted, index = cfg.counts[0], 0
+    made = 0
+    while made < wanted:
+        item = make_hard(cfg.seed, index, HARD_THEMES, (6, 7, 8)[index % 3], (2, 3)[index % 2])
+        index += 1
+        if item.question not in exclude:
+            made += 1
+            yield item
+
+
+def training_items(cfg: MixConfig, on_item: Callable[[int], None] | None = None) -> list[Item]:
+    """Draw the mix (shuffled with the seed); see the module docstring."""
+    exclude = heldout_questions()
+    items = []
+    for item in (*_missing_premise(cfg, exclude), *_hard(cfg, exclude)):
+        items.append(item)
+        if on_item is not None:
+            on_item(1)
+    random.Random(f"abstain-mix:{cfg.seed}").shuffle(items)
     return items
+
+
+def build_training_mix(cfg: MixConfig, sft: SFTConfig, on_progress: Callable[[int], None] | None = None) -> SFTBuild:
+    """Draw the mix and build its self-checked SFT rows under ``sft.protocol``.
+
+    Example:
+        >>> built = build_training_mix(MixConfig(n=10, seed=4), SFTConfig(protocol="attribution"))
+        >>> built.counts
+        {'answer': 6, 'data_uncertain': 3, 'hard_abstain': 1}
+    """
+    return build_sft(training_items(cfg), sft, on_progress)

@@ -1,0 +1,87 @@
+"""``abstain probe`` (sample k answers per item: p̂ and out-of-knowledge) and ``abstain probe-data``
+(R-Tuning / RFT / DPO rows from a probe)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from abstain.cli.common import console, fail, friendly_errors, out_console
+
+__all__ = ["register"]
+
+KINDS = ("rtuning", "rft", "dpo")
+
+
+def register(app: typer.Typer) -> None:
+    @app.command()
+    def probe(
+        model: str = typer.Option(..., "--model", "-m", help="Backend: bundled, hf:<path>, openai:<model>, vllm:<model>."),
+        out: Path = typer.Option(..., "--out", "-o", help="Probe directory (an eval run + probe.jsonl; rerun to resume)."),
+        protocol: str = typer.Option(..., "--protocol", "-p", help="The one protocol to probe (and later train) in."),
+        data: Path | None = typer.Option(None, help="Items (interchange JSONL) instead of --suite."),
+        suite: str | None = typer.Option(None, help="Suite: quick | math | full | heldout."),
+        k: int = typer.Option(8, "--k", help="Samples per item."),
+        temperature: float = typer.Option(1.0, help="Sampling temperature (> 0)."),
+        top_p: float = typer.Option(1.0, help="Nucleus sampling mass."),
+        max_tokens: int = typer.Option(256, help="Generation budget per sample."),
+        seed: int = typer.Option(0, help="Seed of the --limit subset and of sampling."),
+        limit: int | None = typer.Option(None, help="Probe a balanced subset of N items."),
+        batch_size: int = typer.Option(8, help="Prompts per generate call."),
+        judge: str = typer.Option("rule", help="rule | llm | hybrid (LLM endpoints from the environment)."),
+        base_url: str | None = typer.Option(None, help="OpenAI-compatible server of the probed model."),
+    ) -> None:
+        """Probe a model's knowledge boundary: k samples per item, p̂ per item, out of knowledge when none is correct."""
+        from abstain.cli.eval import RichProgress
+        from abstain.probe import ProbeConfig, run_probe
+
+        with friendly_errors():
+            config = ProbeConfig(model=model, protocol=protocol, suite=suite, data=str(data) if data else None, k=k,
+                                 temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed, limit=limit,
+                                 batch_size=batch_size, judge=judge, base_url=base_url)
+            try:
+                with RichProgress() as progress:
+                    result = run_probe(config, out, progress=progress)
+            except KeyboardInterrupt:
+                raise fail(f"interrupted; what finished is kept in {out} - rerun the same command to resume",
+                           code=130) from None
+            except (RuntimeError, OSError) as exc:
+                raise fail(f"{type(exc).__name__}: {exc} (rerun the same command to resume)", code=1) from None
+        rows = result.rows
+        answerable = [r for r in rows if r.label == "answerable" and r.p_hat is not None]
+        ook = sum(r.ook is True for r in answerable)
+        mean = sum(r.p_hat for r in answerable) / len(answerable) if answerable else float("nan")  # type: ignore[misc]
+        out_console.print(f"{len(rows)} items x {k} samples: {len(answerable)} answerable, mean p̂ {mean:.3f}, "
+                          f"{ook} out of knowledge (no correct sample)")
+        console.print(f"probe -> {result.path}")
+
+    @app.command("probe-data")
+    def probe_data(
+        probe_path: Path = typer.Option(..., "--probe", help="A probe.jsonl or probe directory (abstain probe)."),
+        kind: str = typer.Option(..., help="rtuning | rft | dpo"),
+        out: Path = typer.Option(..., "--out", "-o", help="Where to write the rows (JSONL)."),
+        known_target: str = typer.Option("sample", help="rtuning: a known item keeps a correct sample or the reference."),
+        rft_refusals: bool = typer.Option(True, help="rft: keep refusals of unanswerable items too."),
+        pairs_per_item: int = typer.Option(1, help="dpo: at most this many pairs per item."),
+        on_fail: str = typer.Option("error", help="A target the scorer does not confirm: error | drop."),
+    ) -> None:
+        """Build R-Tuning / RFT SFT rows or DPO pairs from a probe, every target confirmed by abstain's scorer."""
+        with friendly_errors():
+            from abstain.probe import read_probe
+            from abstain.schema import write_jsonl
+            from abstain.train.probe_data import ProbeDataConfig, dpo_rows, rft_rows, rtuning_rows
+
+            if kind not in KINDS:
+                raise fail(f"--kind must be one of {', '.join(KINDS)} (got {kind!r})")
+            config = ProbeDataConfig(known_target=known_target, rft_refusals=rft_refusals,  # type: ignore[arg-type]
+                                     pairs_per_item=pairs_per_item, on_fail=on_fail)  # type: ignore[arg-type]
+            rows = read_probe(probe_path)
+            build = {"rtuning": rtuning_rows, "rft": rft_rows, "dpo": dpo_rows}[kind](rows, config)
+            written = write_jsonl(out, build.rows)
+        counts = ", ".join(f"{n} {name}" for name, n in build.counts.items()) or "nothing"
+        out_console.print(f"{kind}: {written} rows from {len(rows)} probed items ({counts})")
+        if build.dropped:
+            console.print(f"[yellow]left out {len(build.dropped)} items[/] (first: {build.dropped[0][0]}: "
+                          f"{build.dropped[0][1]})", highlight=False)
+        console.print(f"wrote -> {out}")
