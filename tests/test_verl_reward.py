@@ -1,6 +1,6 @@
 """veRL's compute_score equals the reward preset on the same text, with the same keys on every call.
 
-Skipped until issue 10's reward presets (`abstain.train.rewards.score_one`) are merged.
+The texts are real: the hand-written fixture responses and the judge development set's SmolLM2 responses.
 """
 
 from __future__ import annotations
@@ -9,16 +9,31 @@ import math
 
 import pytest
 
+from abstain import train as rewards
+from abstain.audit import DEV_SET
 from abstain.integrations.verl.dataset import verl_row
 from abstain.integrations.verl.reward import RESULT_KEYS, compute_score
 from abstain.schema import Item, ResponseRow, read_jsonl
-
-rewards = pytest.importorskip("abstain.train.rewards", reason="needs abstain.train.rewards (issue 10's presets)")
+from abstain.train.data import prompt_rows
 
 
 @pytest.fixture(scope="module")
 def responses(fixtures_dir) -> list[ResponseRow]:
-    return read_jsonl(fixtures_dir / "real_responses.jsonl", ResponseRow)
+    return read_jsonl(fixtures_dir / "real_responses.jsonl", ResponseRow) + read_jsonl(DEV_SET, ResponseRow)
+
+
+@pytest.mark.parametrize("preset", ["ternary", "aca", "rl_ua"])
+def test_compute_score_equals_what_the_trl_reward_function_gives(responses, preset):
+    items = [Item.model_validate(r.model_dump(exclude={"response", "model", "protocol", "sample"})) for r in responses]
+    columns = prompt_rows(items, "idk")
+    trl = rewards.make_reward(preset)(prompts=[c["prompt"] for c in columns],
+                                      completions=[[{"role": "assistant", "content": r.response}] for r in responses],
+                                      **{k: [c[k] for c in columns] for k in columns[0] if k != "prompt"})
+    for i, (item, response, value) in enumerate(zip(items, responses, trl, strict=True)):
+        row = verl_row(item, "idk", index=i)
+        got = compute_score(row["data_source"], response.response, row["reward_model"]["ground_truth"],
+                            row["extra_info"], preset=preset)
+        assert got["score"] == (0.0 if value is None else value), (i, response.response[:80])
 
 
 @pytest.mark.parametrize("preset", ["ternary", "ternary_ook"])

@@ -57,6 +57,7 @@ class SynthSpec(BaseModel):
     seed: int = Field(description="synthesis seed (the held-out benchmark's seed is refused)")
     unanswerable_ratio: float = Field(default=0.3, ge=0, le=1, description="share of missing-premise twins")
     hard_ratio: float = Field(default=0.0, ge=0, le=1, description="share of hard (model-uncertainty) items")
+    pair_twins: bool = Field(default=False, description="each twin's answerable original goes in too")
 
     @field_validator("seed")
     @classmethod
@@ -89,9 +90,11 @@ class DataSpec(BaseModel):
         from abstain.data.suites import load_suite, select_items
 
         if self.synth is not None:
-            from abstain.train.mix import synth_mix
+            from abstain.train.mix import MixConfig, training_items
 
-            items = synth_mix(self.synth.n, self.synth.seed, self.synth.unanswerable_ratio, self.synth.hard_ratio)
+            items = training_items(MixConfig(n=self.synth.n, seed=self.synth.seed, hard_ratio=self.synth.hard_ratio,
+                                             unanswerable_ratio=self.synth.unanswerable_ratio,
+                                             pair_twins=self.synth.pair_twins))
         elif self.suite is not None:
             items = load_suite(self.suite).items
         else:

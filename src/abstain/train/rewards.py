@@ -103,6 +103,8 @@ class RewardConfig:
     behavior_values: Mapping[Any, float] = field(default_factory=lambda: dict(BEHAVIOR_REWARD))
 
     def __post_init__(self) -> None:
+        if isinstance(self.judge, Mapping):  # from a recipe or reward kwargs: JudgeConfig fields
+            object.__setattr__(self, "judge", JudgeConfig(**self.judge))
         object.__setattr__(self, "behavior_values", behavior_values(self.behavior_values, "reward"))
         numbers = (self.false_refusal_penalty, self.format_weight, self.answer_weight, self.refusal_reward,
                    self.clarification_reward)

@@ -27,8 +27,8 @@ what ``ternary`` gives an abstention, so TIAR counts such a response as one); wi
 you may set ``unscored_score=nan`` instead, which they treat as TRL treats a ``None``: left out of the
 group's statistics, advantage 0 (veRL's logged reward means then show NaN).
 
-TODO(issue 10): ``abstain.train.rewards.score_one`` is the lead's; until it is merged, calling
-``compute_score`` raises ImportError. Its tests (tests/test_verl_reward.py) skip until then.
+The preset is :func:`abstain.train.rewards.make_reward` — the very function the TRL trainer uses — built
+once per process for each (preset, preset_kwargs).
 
 Example:
     >>> sorted(RESULT_KEYS)[:4]
@@ -37,22 +37,23 @@ Example:
 
 from __future__ import annotations
 
+import json
 import math
+from functools import lru_cache
 from typing import Any
 
 from abstain.integrations.verl.dataset import item_from_verl
+from abstain.train.rewards import RewardFunction, make_reward, score_one
 
 __all__ = ["RESULT_KEYS", "compute_score"]
 
 RESULT_KEYS = ("score", "acc", "correct", "wrong", "abstain", "unscored", "format_ok", "outcome", "behavior", "pred")
 
 
-def _score_one() -> Any:
-    try:
-        from abstain.train.rewards import score_one
-    except ImportError as exc:  # pragma: no cover - until issue 10's reward presets are merged
-        raise ImportError(f"compute_score needs abstain.train.rewards.score_one (the reward presets): {exc}") from None
-    return score_one
+@lru_cache(maxsize=32)
+def _reward(preset: str, preset_kwargs: str) -> RewardFunction:
+    spec = json.loads(preset)
+    return make_reward(spec, **json.loads(preset_kwargs))
 
 
 def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_info: dict[str, Any] | None,
@@ -62,7 +63,8 @@ def compute_score(data_source: str, solution_str: str, ground_truth: Any, extra_
     preset_kwargs = dict(kwargs.get("preset_kwargs") or {})
     unscored_score = float(kwargs.get("unscored_score", 0.0))
     item = item_from_verl(extra_info)
-    result = _score_one()(preset, item, solution_str, **preset_kwargs)
+    reward = _reward(json.dumps(preset, sort_keys=True), json.dumps(preset_kwargs, sort_keys=True))
+    result = score_one(reward, item, solution_str)
     scored = result.score is not None and math.isfinite(result.score)
     outcome = result.outcome if scored else "unscored"
     return {
