@@ -11,7 +11,7 @@ from abstain.backends import MissingDependencyError, make_backend, template_thin
 
 @pytest.mark.parametrize("spec", ["gpt-4o", "bundled:other", "hf", "llama:x", "", "HF:model"])
 def test_unknown_specs_name_the_accepted_forms(spec):
-    with pytest.raises(ValueError, match="unknown backend spec .*use bundled, hf:<path or hub id>, openai:<model>"):
+    with pytest.raises(ValueError, match="unknown backend spec .*use bundled, bundled-abstain, hf:<path or hub id>, openai:<model>"):
         make_backend(spec)
 
 

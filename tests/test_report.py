@@ -48,7 +48,11 @@ def test_run_metrics_per_protocol_equals_compute_metrics(scored):
     m = run_metrics(scored, _record(["attribution", "idk"]))
     assert list(m["protocols"]) == ["attribution", "idk"]
     attribution = [r for r in scored if r.protocol == "attribution"]
-    assert m["protocols"]["attribution"] == compute_metrics(attribution, MetricsConfig(resamples=200))
+    full = compute_metrics(attribution, MetricsConfig(resamples=200))
+    assert m["protocols"]["attribution"] == {k: v for k, v in full.items() if not k.startswith("by_source.")}
+    # the per-dataset blocks live in by_benchmark, key for key
+    for bench, block in m["by_benchmark"]["attribution"].items():
+        assert block["ab.f1"] == full[f"by_source.{bench}.ab.f1"] and block["r1.u_ref"] == full[f"by_source.{bench}.r1.u_ref"]
     assert m["run"]["model"] == "hand-written"
     json.dumps(m)  # serializable as is
 
@@ -74,12 +78,12 @@ def test_distribution_counts_match_the_rows(scored):
     assert by_bench["umwp"]["n.answerable"] + by_bench["umwp"]["n.unanswerable"] == 10
 
 
-def test_report_has_every_protocol_table_and_three_embedded_plots(tmp_path, scored):
+def test_report_has_every_protocol_table_and_its_embedded_plots(tmp_path, scored):
     run = _run_dir(tmp_path / "run", scored, ["attribution", "idk"])
     html_path = write_report(run)
     page = html_path.read_text()
     images = re.findall(r'src="data:image/png;base64,([^"]+)"', page)
-    assert len(images) == 3 and all(base64.b64decode(i).startswith(PNG) for i in images)
+    assert len(images) == len(abstain.report.plots.PLOTS) == 4 and all(base64.b64decode(i).startswith(PNG) for i in images)
     for title in ("UA-Bench metrics", "Abstain-R1 metrics", "ACA-RL metrics", "AbstentionBench / TIAR metrics",
                   "Category: knowledge", "Category: reasoning", "per perturbation", "per dataset"):
         assert title in page
@@ -121,7 +125,7 @@ def test_compare_shows_runs_side_by_side_with_deltas(tmp_path, scored):
     assert f"(Δ {b - a:+.3f})" in md
     assert "idk · base" in md and "idk · other" in md
     page = html_path.read_text()
-    assert page.count("data:image/png;base64,") == 3 and "abstain compare: base vs other" in page
+    assert page.count("data:image/png;base64,") == 4 and "abstain compare: base vs other" in page
 
     result = CliRunner().invoke(app, ["compare", str(first), str(second), "--out", str(tmp_path / "cli")])
     assert result.exit_code == 0, result.output
@@ -158,7 +162,7 @@ def test_a_run_without_unanswerable_items_still_renders(tmp_path, scored):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no empty legends, no divisions by zero
         page = write_report(run).read_text()
-    assert page.count("data:image/png;base64,") == 3
+    assert page.count("data:image/png;base64,") == 4
     m = json.loads((run / "metrics.json").read_text())["protocols"]["idk"]
     assert m["ua.du_f1"] == 0.0 and m["n.unanswerable"] == 0  # UA-Bench's code: 0/0 -> 0
     assert m["r1.u_ref"] is None  # the other families: null

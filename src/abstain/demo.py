@@ -1,9 +1,10 @@
-"""``make demo``: the main job on the bundled model, offline on 2 CPU cores in a few minutes.
+"""``make demo``: the bundled model before and after abstain's CPU training, side by side, offline.
 
-Runs exactly ``abstain eval --model bundled --suite quick --protocol all --out runs/demo`` with a
-token budget and batch size chosen so that the 120 quick items under the four protocols (480 prompts)
-finish well inside 10 minutes on 2 cores; prints the headline table and the report's path. Rerunning it resumes
-(or, when finished, just re-renders the report).
+Evaluates the bundled SmolLM2-135M (``bundled``) and the same model with the shipped ``cpu-demo`` LoRA
+adapter (``bundled-abstain``: cold-start SFT on certified synthetic data, then GRPO with TIAR) on the
+``quick`` suite under the ``idk`` protocol, greedy, with the same token budget; then renders both into one
+comparison report and prints their headline numbers next to each other. Each run resumes when rerun (or,
+when finished, only re-renders).
 
 Example::
 
@@ -14,14 +15,16 @@ Example::
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
-__all__ = ["DEMO_ARGS", "main"]
+__all__ = ["DEMO_ARGS", "MODELS", "main"]
 
-#: the demo's `abstain eval` arguments (``--out`` is added by :func:`main`)
+#: the arguments of each model's `abstain eval` (``--model`` and ``--out`` are added by :func:`main`)
 DEMO_ARGS = (
-    "eval", "--model", "bundled", "--suite", "quick", "--protocol", "all",
-    "--max-tokens", "32", "--batch-size", "32",
+    "eval", "--suite", "quick", "--protocol", "idk", "--max-tokens", "128", "--batch-size", "40",
 )
+#: (label, model spec) of the two runs
+MODELS = (("base", "bundled"), ("trained", "bundled-abstain"))
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -29,8 +32,15 @@ def main(argv: list[str] | None = None) -> None:
     from abstain.cli import app
 
     args = sys.argv[1:] if argv is None else argv
-    out = args[0] if args else "runs/demo"
-    app([*DEMO_ARGS, "--out", out], prog_name="abstain")
+    out = Path(args[0] if args else "runs/demo")
+    for label, spec in MODELS:
+        try:
+            app([*DEMO_ARGS, "--model", spec, "--out", str(out / label)], prog_name="abstain", standalone_mode=False)
+        except SystemExit as exc:  # pragma: no cover - typer exits on errors
+            if exc.code:
+                raise
+    app(["compare", *(str(out / label) for label, _ in MODELS), *(a for label, _ in MODELS for a in ("--label", label)),
+         "--out", str(out)], prog_name="abstain")
 
 
 if __name__ == "__main__":

@@ -26,6 +26,8 @@ from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError,
 
 __all__ = [
     "Behavior",
+    "benchmark_of",
+    "dataset_of",
     "DataError",
     "DuplicateRowError",
     "Item",
@@ -142,6 +144,26 @@ class Item(BaseModel):
         if not isinstance(value, list):
             value = [value]
         return [_canonical_answer(v) for v in value]
+
+
+def benchmark_of(item: Item) -> str:
+    """The benchmark an item comes from (``meta.benchmark``, else its source, else ``custom``)."""
+    return str(item.meta.get("benchmark") or (item.source or "custom").split("/")[0])
+
+
+def dataset_of(item: Item) -> str:
+    """The AbstentionBench dataset of an item or row: ``meta.dataset``, else :func:`benchmark_of`.
+
+    AbstentionBench averages its metrics over datasets (sub-datasets separate); this is that grouping.
+
+    Example:
+        >>> dataset_of(Item(id="1", question="q", answers=[], label="unanswerable",
+        ...                 meta={"benchmark": "coconot", "dataset": "coconot/subjective"}))
+        'coconot/subjective'
+        >>> dataset_of(Item(id="2", question="q", answers=[], label="unanswerable", source="umwp/svamp"))
+        'umwp'
+    """
+    return str(item.meta.get("dataset") or benchmark_of(item))
 
 
 class ResponseRow(Item):

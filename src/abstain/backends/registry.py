@@ -3,6 +3,7 @@
 | spec | backend | options |
 |---|---|---|
 | ``bundled`` | SmolLM2-135M-Instruct on transformers (:func:`~abstain.backends.bundled.bundled_model_dir`) | :class:`~abstain.backends.hf.HFOptions` fields |
+| ``bundled-abstain`` | the same with the shipped cpu-demo LoRA adapter merged (:mod:`abstain.backends.adapted`) | :class:`~abstain.backends.hf.HFOptions` fields |
 | ``hf:<local dir, .gguf file or hub id>`` | :class:`~abstain.backends.hf.HFBackend` | :class:`~abstain.backends.hf.HFOptions` fields |
 | ``openai:<served model>`` | ``abstain.backends.openai.OpenAIBackend`` | ``base_url``, ``api_key``, ``concurrency``, ... |
 | ``vllm:<local dir or hub id>`` | :class:`~abstain.backends.vllm.VLLMBackend` | :class:`~abstain.backends.vllm.VLLMOptions` fields |
@@ -14,7 +15,7 @@ Example:
     >>> make_backend("gpt-4o")
     Traceback (most recent call last):
     ...
-    ValueError: unknown backend spec 'gpt-4o': use bundled, hf:<path or hub id>, openai:<model> or vllm:<model>
+    ValueError: unknown backend spec 'gpt-4o': use bundled, bundled-abstain, hf:<path or hub id>, openai:<model> or vllm:<model>
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ from abstain.backends.base import Backend, MissingDependencyError
 
 __all__ = ["BACKEND_KINDS", "make_backend"]
 
-BACKEND_KINDS = ("bundled", "hf", "openai", "vllm")
-_USAGE = "use bundled, hf:<path or hub id>, openai:<model> or vllm:<model>"
+BACKEND_KINDS = ("bundled", "bundled-abstain", "hf", "openai", "vllm")
+_USAGE = "use bundled, bundled-abstain, hf:<path or hub id>, openai:<model> or vllm:<model>"
 
 
 def make_backend(spec: str, **options: Any) -> Backend:
@@ -40,7 +41,13 @@ def make_backend(spec: str, **options: Any) -> Backend:
         hf = _import_hf()
         checked = _options(hf.HFOptions, options, kind)  # before the (first-time: slow) cache build
         return hf.HFBackend(bundled_model_dir(), checked, name="bundled")
-    if kind not in BACKEND_KINDS or kind == "bundled" or not sep:
+    if kind == "bundled-abstain" and not model:
+        from abstain.backends.adapted import bundled_abstain_dir
+
+        hf = _import_hf()
+        checked = _options(hf.HFOptions, options, "bundled")
+        return hf.HFBackend(bundled_abstain_dir(), checked, name="bundled-abstain")
+    if kind not in BACKEND_KINDS or kind in ("bundled", "bundled-abstain") or not sep:
         raise ValueError(f"unknown backend spec {spec!r}: {_USAGE}")
     if not model:
         raise ValueError(f"backend spec {spec!r} names no model: {_USAGE}")

@@ -44,7 +44,7 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(Path("runs/compare"), "--out", "-o", help="Where to write compare.md/.html."),
         label: list[str] = typer.Option(None, help="Column labels, one per run (default: folder names)."),
     ) -> None:
-        """Render runs side by side (tables with CIs and deltas, the three plots) as Markdown and HTML."""
+        """Render runs side by side (tables with CIs and deltas, the plots) as Markdown and HTML."""
         with friendly_errors():
             html_path = write_compare(runs, out, labels=label or None)
             tables = compare_tables(runs, label or None)

@@ -25,15 +25,14 @@ JudgeKeyOpt = typer.Option(None, "--judge-api-key", help="Its API key (never wri
 
 
 class TrainProgress:
-    """A rich progress bar over optimizer steps with the latest reward and abstention share."""
+    """Rich progress bars over optimizer steps (one per stage) with the latest reward and abstention share."""
 
-    def __init__(self, title: str) -> None:
+    def __init__(self) -> None:
         self.progress = Progress(
-            TextColumn(f"[bold]{title}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
             TextColumn("ETA"), TimeRemainingColumn(), TextColumn("{task.fields[info]}"),
             console=console, disable=os.environ.get("ABSTAIN_NO_PROGRESS") == "1",
         )
-        self.task: Any = None
 
     def __enter__(self) -> TrainProgress:
         self.progress.start()
@@ -42,15 +41,19 @@ class TrainProgress:
     def __exit__(self, *exc: Any) -> None:
         self.progress.stop()
 
-    def __call__(self, step: int, total: int, logs: dict[str, Any]) -> None:
-        if self.task is None:
-            self.task = self.progress.add_task("steps", total=total or None, completed=step, info="")
-        parts = []
-        for key, label in (("reward", "reward"), ("loss", "loss"), ("abstain/abstain", "abstain"),
-                           ("abstain/correct", "correct")):
-            if isinstance(logs.get(key), (int, float)):
-                parts.append(f"{label} {logs[key]:.3f}")
-        self.progress.update(self.task, completed=step, total=total or None, info="  ".join(parts))
+    def stage(self, title: str) -> Any:
+        """A callback ``(step, total, logs)`` that drives one bar."""
+        task: list[Any] = []
+
+        def update(step: int, total: int, logs: dict[str, Any]) -> None:
+            if not task:
+                task.append(self.progress.add_task(title, total=total or None, completed=step, info=""))
+            parts = [f"{label} {logs[key]:.3f}" for key, label in (
+                ("reward", "reward"), ("loss", "loss"), ("abstain/abstain", "abstain"), ("abstain/correct", "correct"))
+                if isinstance(logs.get(key), (int, float))]
+            self.progress.update(task[0], completed=step, total=total or None, info="  ".join(parts))
+
+        return update
 
 
 def _out(recipe: Any, out: Path | None) -> Path:
@@ -66,23 +69,60 @@ def register(app: typer.Typer) -> None:
     train_app = typer.Typer(help="Train with TRL from a recipe (GRPO with TIAR, SFT, DPO).", no_args_is_help=True)
     app.add_typer(train_app, name="train")
 
+    def _train(kind: str, recipe: str, set_: list[str] | None, out: Path | None, resume: bool,
+               **options: Any) -> None:
+        with friendly_errors():
+            loaded = load_recipe(recipe, set_ or [], kind=kind)
+            if kind == "grpo":
+                from abstain.train.grpo import run_grpo as run
+            elif kind == "sft":
+                from abstain.train.sft import run_sft as run
+            else:
+                from abstain.train.dpo import run_dpo as run
+            folder = _out(loaded, out)
+            with TrainProgress() as bars:
+                try:
+                    result = run(loaded, str(folder), resume=resume, progress=bars.stage(f"{kind} {loaded.name}"),
+                                 **options)
+                except KeyboardInterrupt:
+                    raise fail(f"interrupted; rerun with --resume to continue from the last checkpoint in {folder}",
+                               code=130) from None
+        _finish(result)
+
     @train_app.command("grpo")
     def grpo(recipe: str = RecipeOpt, set_: list[str] = SetOpt, out: Path | None = OutOpt,
              resume: bool = ResumeOpt, judge_base_url: str | None = JudgeUrlOpt,
              judge_api_key: str | None = JudgeKeyOpt) -> None:
         """GRPO with an abstain reward preset and GRPO / TIAR / coupled advantages."""
-        with friendly_errors():
-            loaded = load_recipe(recipe, set_ or [], kind="grpo")
-            from abstain.train.grpo import run_grpo
+        _train("grpo", recipe, set_, out, resume, judge_server=(judge_base_url, judge_api_key))
 
-            with TrainProgress(f"grpo {loaded.name}") as progress:
+    @train_app.command("sft")
+    def sft(recipe: str = RecipeOpt, set_: list[str] = SetOpt, out: Path | None = OutOpt,
+            resume: bool = ResumeOpt) -> None:
+        """Supervised fine-tuning on verifiable targets (or a prompt/completion file), completion-only loss."""
+        _train("sft", recipe, set_, out, resume)
+
+    @train_app.command("dpo")
+    def dpo(recipe: str = RecipeOpt, set_: list[str] = SetOpt, out: Path | None = OutOpt,
+            resume: bool = ResumeOpt) -> None:
+        """DPO on prompt/chosen/rejected pairs (e.g. from `abstain probe-data --kind dpo`)."""
+        _train("dpo", recipe, set_, out, resume)
+
+    @train_app.command("pipeline")
+    def pipeline(recipe: str = RecipeOpt, out: Path | None = OutOpt) -> None:
+        """Run a pipeline recipe's stages in order (e.g. cpu-demo: SFT, then GRPO-TIAR); rerun to resume."""
+        from abstain.train.pipeline import run_pipeline
+
+        with friendly_errors():
+            loaded = load_recipe(recipe, kind="pipeline")
+            folder = _out(loaded, out)
+            with TrainProgress() as bars:
                 try:
-                    result = run_grpo(loaded, str(_out(loaded, out)), resume=resume, progress=progress,
-                                      judge_server=(judge_base_url, judge_api_key))
+                    results = run_pipeline(loaded, str(folder), progress=lambda name, kind: bars.stage(f"{name} ({kind})"),
+                                           on_stage=lambda name, state: console.print(f"stage {name}: {state}"))
                 except KeyboardInterrupt:
-                    raise fail(f"interrupted; rerun with --resume to continue from the last checkpoint in "
-                               f"{_out(loaded, out)}", code=130) from None
-        _finish(result)
+                    raise fail(f"interrupted; rerun the same command to continue {folder}", code=130) from None
+        _finish(results[-1])
 
     @train_app.command("recipes")
     def recipes() -> None:

@@ -50,7 +50,7 @@ from abstain.data.abstentionbench import LOADERS as ABSTENTIONBENCH_LOADERS
 from abstain.data.loaders import BENCHMARKS, load_benchmark
 from abstain.data.uabench import PREFIX as UABENCH_PREFIX
 from abstain.data.uabench import load_uabench
-from abstain.schema import DataError, Item, read_jsonl
+from abstain.schema import DataError, Item, benchmark_of, dataset_of, read_jsonl
 
 __all__ = [
     "HELDOUT_PATH",
@@ -109,11 +109,24 @@ QUICK: dict[str, Quota] = {
     "selfaware": Quota(14, 14),
 }
 
+#: the cpu-demo comparison: the held-out synthesis (in distribution) and the public paired benchmarks that
+#: training never sees (out of distribution)
+TRANSFER: dict[str, Quota] = {
+    "heldout": Quota(30, 30, paired=True),
+    "umwp": Quota(50, 50, paired=True),
+    "mip_gsm8k": Quota(50, 50, paired=True),
+    "treecut": Quota(30, 30),
+    "selfaware": Quota(30, 30),
+}
+TRANSFER_SEED = 1
+
 SUITES: dict[str, str] = {
     "quick": "120 balanced items across all benchmarks and the held-out set (fixed seed): the demo",
     "math": "every reasoning benchmark in full",
     "full": "every shipped benchmark (+ heldout when present)",
     "heldout": "the synthesis held-out set (src/abstain/data/synth/heldout.jsonl)",
+    "transfer": "380 items: held-out synthesis 30 pairs, UMWP 50 pairs, MiP-GSM8K 50 pairs with their GSM8K "
+                "originals, TreeCut 30 + 30, SelfAware 30 + 30 (in and out of the training distribution)",
     "abstain-test-sum": "Abstain-R1's SUM test: 284 math pairs, clarifications judged against the authors' reference",
     "abstain-test": "Abstain-R1's knowledge test set: 2,139 rows built from AbstentionBench subsets",
     "abstentionbench-lite": "AbstentionBench's licensed datasets + UMWP, SelfAware, MiP-GSM8K, <= 100 per label each",
@@ -134,24 +147,6 @@ class ItemSet:
             if item.id in seen:
                 raise DataError(f"{self.name}: duplicate item id {item.id!r}")
             seen.add(item.id)
-
-
-def benchmark_of(item: Item) -> str:
-    """The benchmark an item comes from (``meta.benchmark``, else its source, else ``custom``)."""
-    return str(item.meta.get("benchmark") or (item.source or "custom").split("/")[0])
-
-
-def dataset_of(item: Item) -> str:
-    """The AbstentionBench dataset of an item or row: ``meta.dataset``, else :func:`benchmark_of`.
-
-    Example:
-        >>> dataset_of(Item(id="1", question="q", answers=[], label="unanswerable",
-        ...                 meta={"benchmark": "coconot", "dataset": "coconot/subjective"}))
-        'coconot/subjective'
-        >>> dataset_of(Item(id="2", question="q", answers=[], label="unanswerable", source="umwp/svamp"))
-        'umwp'
-    """
-    return str(item.meta.get("dataset") or benchmark_of(item))
 
 
 def _dedupe(items: Sequence[Item]) -> list[Item]:
@@ -206,18 +201,22 @@ def _benchmark(name: str) -> list[Item]:
     return _heldout(required=False) if name == "heldout" else load_benchmark(name)
 
 
-def _quick() -> list[Item]:
-    rng = random.Random(QUICK_SEED)
+def _quota_suite(quotas: dict[str, Quota], seed: int) -> list[Item]:
+    """Each benchmark's quota of items, drawn once with a fixed seed (twins as pairs where asked)."""
+    rng = random.Random(seed)
     by_pert = (lambda i: i.perturbation or "", lambda i: i.source or "")
     out: list[Item] = []
-    for name, quota in QUICK.items():
+    for name, quota in quotas.items():
         items = _benchmark(name)
         unans = [i for i in items if i.label == "unanswerable"]
         if quota.paired:  # the answerable twin shares the unanswerable item's meta.pair_id
             twins = {i.meta["pair_id"]: i for i in items if i.label == "answerable" and i.meta.get("pair_id")}
             unans = [i for i in unans if i.meta.get("pair_id") in twins]
             for u in _spread(unans, quota.unanswerable, rng, by_pert):
-                out += [twins[u.meta["pair_id"]], u]
+                twin = twins[u.meta["pair_id"]]
+                if dataset_of(twin) != name:  # a GSM8K original is part of the MiP GSM8K dataset here
+                    twin = twin.model_copy(update={"meta": {**twin.meta, "dataset": name}})
+                out += [twin, u]
             continue
         answerable = [i for i in items if i.label == "answerable"]
         out += _spread(answerable, quota.answerable, rng, (lambda i: str(i.meta.get("numVars") or i.meta.get("subject") or i.source),))
@@ -283,6 +282,8 @@ def _suite_candidates(name: str) -> list[Item]:
         return _lite_candidates()
     if name == "quick":
         return _dedupe([i for b in QUICK for i in _benchmark(b)])
+    if name == "transfer":
+        return _dedupe([i for b in TRANSFER for i in _benchmark(b)])
     if name == "math":
         return _dedupe([i for b in REASONING for i in load_benchmark(b)])
     if name == "full":
@@ -302,7 +303,12 @@ def _pool(candidates: Sequence[Item], chosen: Sequence[Item]) -> list[Item]:
 def load_suite(name: str, limit: int | None = None, seed: int = 0) -> ItemSet:
     """The items of a named suite (optionally a balanced subset) and its demonstration pool."""
     candidates = _suite_candidates(name)
-    base = _quick() if name == "quick" else _lite(candidates) if name == "abstentionbench-lite" else candidates
+    if name in ("quick", "transfer"):
+        base = _quota_suite(QUICK, QUICK_SEED) if name == "quick" else _quota_suite(TRANSFER, TRANSFER_SEED)
+    elif name == "abstentionbench-lite":
+        base = _lite(candidates)
+    else:
+        base = candidates
     items = select_items(base, limit, seed)
     return ItemSet(name, items, _pool(candidates, items))
 

@@ -28,9 +28,10 @@ import numpy as np
 from abstain.metrics.aca import BehaviorValues, aca_metrics, idk_metrics
 from abstain.metrics.ab import ab_accuracy, ab_metrics
 from abstain.metrics.counts import SHAPE, Counts, keep_fields
+from abstain.metrics.macro import macro_metrics
 from abstain.metrics.r1 import r1_clarification_metrics, r1_metrics, r1_refusal_metrics
 from abstain.metrics.ua import ua_metrics
-from abstain.schema import JUDGED_FIELDS, ScoredRow
+from abstain.schema import JUDGED_FIELDS, ScoredRow, dataset_of
 
 __all__ = ["FAMILIES", "Family", "MetricsConfig", "compute_metrics", "metric_block"]
 
@@ -149,12 +150,39 @@ def metric_block(rows: Sequence[ScoredRow], config: MetricsConfig, prefix: str =
     return out
 
 
+def _macro(groups: dict[str, list[ScoredRow]], config: MetricsConfig) -> dict[str, Value]:
+    """AbstentionBench's per-dataset macro averages (``ab.macro.*``) and their stratified-bootstrap CIs."""
+    counts = [Counts.from_rows(rows) for rows in groups.values()]
+    point = macro_metrics([c.tensor for c in counts])
+    boot = None
+    if config.resamples and counts:
+        boot = macro_metrics([c.bootstrap(config.resamples, np.random.default_rng([config.seed, *f"d:{n}".encode()]))
+                              for n, c in zip(groups, counts, strict=True)])
+    out: dict[str, Value] = {}
+    for name, value in point.items():
+        key = f"ab.macro.{name}"
+        out[key] = int(value) if name == "datasets" else _point(value)
+        if name != "datasets":
+            out[f"{key}_ci"] = _interval(boot[name], config.confidence) if boot is not None and out[key] is not None else None
+    return out
+
+
 def compute_metrics(rows: Sequence[ScoredRow], config: MetricsConfig | None = None) -> dict[str, Value]:
-    """All metrics for ``rows`` plus the same per ``category`` under ``by_category.<name>.``."""
+    """All metrics for ``rows``; the same per ``category`` under ``by_category.<name>.`` and, when the rows
+    come from several datasets (:func:`abstain.schema.dataset_of`), per dataset under ``by_source.<name>.``,
+    with AbstentionBench's macro average over them (``ab.macro.*``, :mod:`abstain.metrics.macro`)."""
     config = config or MetricsConfig()
     out = metric_block(rows, config)
+    datasets: dict[str, list[ScoredRow]] = {}
+    for row in rows:
+        datasets.setdefault(dataset_of(row), []).append(row)
+    out.update(_macro(dict(sorted(datasets.items())), config))
     for name in sorted({r.category for r in rows if r.category}):
         group = [r for r in rows if r.category == name]
         for key, value in metric_block(group, config, f"c:{name}").items():
             out[f"by_category.{name}.{key}"] = value
+    if len(datasets) > 1:
+        for name in sorted(datasets):
+            for key, value in metric_block(datasets[name], config, f"s:{name}").items():
+                out[f"by_source.{name}.{key}"] = value
     return out

@@ -9,6 +9,7 @@
     u_ref    = refused unanswerable / N
     u_clar   = refused unanswerable with a correct clarification / N
     u_clar_c = refused unanswerable with a correct clarification / refused unanswerable
+    discrimination = u_ref - a_fu                             (not the paper's; 0 for always / never refusing)
 
 The two clarification metrics (:func:`r1_clarification_metrics`) need the clarification judgment and
 are null when no row carries one.
@@ -38,11 +39,14 @@ def r1_metrics(c: np.ndarray) -> dict[str, np.ndarray]:
 
 
 def r1_refusal_metrics(c: np.ndarray) -> dict[str, np.ndarray]:
-    """A-FU and U-Ref from a count tensor (they read only the decision)."""
-    return {
-        "a_fu": ratio(count(c, REFUSED, label=ANS), total(c, label=ANS)),
-        "u_ref": ratio(count(c, REFUSED, label=UNANS), total(c, label=UNANS)),
-    }
+    """A-FU, U-Ref and their difference, the discrimination, from a count tensor (they read only the decision).
+
+    ``discrimination = u_ref - a_fu``: how much more often the model refuses what it should than what it
+    should not; an always-refusing (or never-refusing) model scores 0 however high its U-Ref.
+    """
+    a_fu = ratio(count(c, REFUSED, label=ANS), total(c, label=ANS))
+    u_ref = ratio(count(c, REFUSED, label=UNANS), total(c, label=UNANS))
+    return {"a_fu": a_fu, "u_ref": u_ref, "discrimination": u_ref - a_fu}
 
 
 def r1_clarification_metrics(c: np.ndarray, has_clarification: bool | None = None) -> dict[str, np.ndarray]:

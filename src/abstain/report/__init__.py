@@ -1,4 +1,4 @@
-"""Run reports: ``metrics.json`` of a run, tables with CIs, the three plots, Markdown/HTML, comparisons.
+"""Run reports: ``metrics.json`` of a run, tables with CIs, the plots, Markdown/HTML, comparisons.
 
 Example:
     >>> from abstain.report import report_tables, run_metrics, write_compare, write_report

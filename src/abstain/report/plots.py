@@ -1,11 +1,13 @@
-"""The report's three plots as PNG bytes (matplotlib, no display needed).
+"""The report's plots as PNG bytes (matplotlib, no display needed).
 
 * :func:`behavior_plot` — stacked bars per column (protocol, or protocol · run): what answerable and
   unanswerable rows did (correct / wrong / no box / DATA_UNCERTAIN / MODEL_UNCERTAIN) and, when the judge
   labels them, the ACA behaviors of unanswerable rows;
 * :func:`refusal_accuracy_plot` — accuracy on answerable items against refusal on answerable items
   (over-refusal) and against refusal on unanswerable items, one point per column with 95% CIs;
-* :func:`f1_plot` — UA-Bench DU-F1 against MU-F1, one point per column with 95% CIs.
+* :func:`f1_plot` — UA-Bench DU-F1 against MU-F1, one point per column with 95% CIs;
+* :func:`tradeoff_plot` — U-Ref against A-FU per benchmark (the discrimination is the height above the
+  diagonal), one point per column with 95% CIs.
 
 Figures are built with the object API (``matplotlib.figure.Figure``), so the global pyplot backend is
 never touched.
@@ -28,7 +30,7 @@ from matplotlib.figure import Figure
 from abstain.report.summary import ANSWERABLE_OUTCOMES, BEHAVIOR_OUTCOMES, UNANSWERABLE_OUTCOMES
 from abstain.report.tables import Column
 
-__all__ = ["PLOTS", "behavior_plot", "f1_plot", "refusal_accuracy_plot"]
+__all__ = ["PLOTS", "behavior_plot", "f1_plot", "refusal_accuracy_plot", "tradeoff_plot"]
 
 COLORS = {
     "correct": "#2e7d32", "wrong": "#c62828", "answered": "#c62828", "no_box": "#9e9e9e",
@@ -142,9 +144,33 @@ def f1_plot(cols: Sequence[Column]) -> bytes:
     return _png(fig)
 
 
+def tradeoff_plot(cols: Sequence[Column]) -> bytes:
+    """U-Ref against A-FU per benchmark, one point per column (run x protocol), with 95% CIs.
+
+    Above the diagonal a model refuses unanswerable items more often than answerable ones; the height
+    above it is the discrimination U-Ref - A-FU (0 for a model that always, or never, refuses).
+    """
+    benches = sorted({b for c in cols for b in c.by_benchmark})
+    panels = max(1, len(benches))
+    per_row = min(panels, 3)
+    rows = (panels + per_row - 1) // per_row
+    fig = Figure(figsize=(4.6 * per_row + 1.5, 4.2 * rows))
+    axes = fig.subplots(rows, per_row, squeeze=False).reshape(-1)
+    for ax, bench in zip(axes, benches or ["(no benchmarks)"], strict=False):
+        view = [Column(c.header, c.protocol, c.by_benchmark.get(bench, {}), None) for c in cols]
+        _scatter(ax, view, "r1.a_fu", "r1.u_ref", "refusal on answerable (A-FU)", "refusal on unanswerable (U-Ref)")
+        ax.plot([0, 1], [0, 1], color="#9e9e9e", linewidth=0.8, linestyle="--")
+        ax.set_title(bench, fontsize=10)
+    for ax in axes[len(benches or [0]):]:
+        ax.set_visible(False)
+    fig.tight_layout()
+    return _png(fig)
+
+
 #: file name stem -> (caption, plot function)
 PLOTS = {
     "behavior_distribution": ("Behavior distribution per protocol", behavior_plot),
     "refusal_vs_accuracy": ("Refusal vs accuracy on answerable items", refusal_accuracy_plot),
     "du_f1_vs_mu_f1": ("DU-F1 vs MU-F1", f1_plot),
+    "uref_vs_afu": ("U-Ref vs A-FU per benchmark (discrimination = height above the diagonal)", tradeoff_plot),
 }

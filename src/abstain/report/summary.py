@@ -105,12 +105,15 @@ def run_metrics(rows: Sequence[ScoredRow], record: dict[str, Any], resamples: in
     }
     for name in protocols:
         group = [r for r in rows if (r.protocol or "") == name]
-        out["protocols"][name] = compute_metrics(group, config)
+        metrics = compute_metrics(group, config)
         out["distribution"][name] = _distribution(group)
-        benches: dict[str, list[ScoredRow]] = {}
-        for row in group:
-            benches.setdefault(dataset_of(row), []).append(row)
-        out["by_benchmark"][name] = {
-            bench: _top_level(compute_metrics(benches[bench], config)) for bench in sorted(benches)
-        }
+        benches = sorted({dataset_of(row) for row in group})
+        if len(benches) == 1:
+            out["by_benchmark"][name] = {benches[0]: _top_level(metrics)}
+        else:  # compute_metrics' per-dataset blocks, kept here (the protocol's own metrics stay pooled)
+            out["by_benchmark"][name] = {
+                bench: _top_level({k[len(f"by_source.{bench}."):]: v for k, v in metrics.items()
+                                   if k.startswith(f"by_source.{bench}.")}) for bench in benches
+            }
+        out["protocols"][name] = {k: v for k, v in metrics.items() if not k.startswith("by_source.")}
     return out

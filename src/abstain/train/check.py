@@ -1,8 +1,8 @@
 """The self-check of built training targets: abstain's own scorer decides what each target *is*.
 
 Every SFT / R-Tuning / RFT / DPO target is scored before it is written, exactly as a model's response
-would be (:func:`abstain.scoring.score_rows` with the rule judge on
-``ResponseRow(**item, response=target, model="sft-target", protocol=p)``), and compared with the
+would be — :func:`abstain.scoring.score_completions`, the per-completion path the rewards use, with the
+rule judge — and compared with the
 :class:`~abstain.train.targets.build.Intent` it was built for. :func:`score_targets` is the only place
 that calls the scorer, so swapping in a per-completion scoring function changes one function.
 
@@ -21,8 +21,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from abstain.judges import RuleJudge
-from abstain.schema import Item, ResponseRow, ScoredRow
-from abstain.scoring import score_rows
+from abstain.schema import Item, ScoredRow
+from abstain.scoring import score_completions
 from abstain.train.targets.build import Intent
 
 __all__ = ["TARGET_MODEL", "mismatch", "score_targets", "verify_targets"]
@@ -34,9 +34,10 @@ TARGET_MODEL = "sft-target"
 def score_targets(items: Sequence[Item], texts: Sequence[str], protocol: str,
                   on_batch: Callable[[int], None] | None = None) -> list[ScoredRow]:
     """Score each target text as the response of a model to its item (the single scoring call)."""
-    rows = [ResponseRow(**item.model_dump(), response=text, model=TARGET_MODEL, protocol=protocol)
-            for item, text in zip(items, texts, strict=True)]
-    return list(score_rows(rows, RuleJudge(), on_batch=on_batch))
+    rows = score_completions(items, texts, RuleJudge(), protocol=protocol, model=TARGET_MODEL)
+    if on_batch is not None:
+        on_batch(len(rows))
+    return rows
 
 
 def mismatch(scored: ScoredRow, intent: Intent) -> str | None:

@@ -219,7 +219,7 @@ def run_grpo(recipe: Any, out: str, resume: bool = False, progress: Any = None,
         TrainRun,
         build_config,
         quiet,
-        resolve_model,
+        policy,
         set_threads,
         training_arguments,
     )
@@ -240,10 +240,11 @@ def run_grpo(recipe: Any, out: str, resume: bool = False, progress: Any = None,
         max_completion_length=recipe.max_completion_length, temperature=recipe.temperature, top_p=recipe.top_p,
         beta=recipe.beta, loss_type=recipe.loss_type, scale_rewards=recipe.scale_rewards,
     ))
+    model, peft_config = policy(recipe)
     trainer = AbstainGRPOTrainer(
-        model=resolve_model(recipe.model), reward_funcs=[reward], args=args,
+        model=model, reward_funcs=[reward], args=args,
         train_dataset=prompt_dataset(items, recipe.protocol),
-        peft_config=recipe.lora.peft_config() if recipe.lora else None,
+        peft_config=peft_config,
         callbacks=run.callbacks(progress),
     )
     quiet(trainer).train(resume_from_checkpoint=checkpoint)

@@ -38,8 +38,10 @@ __all__ = [
     "DataSpec",
     "GRPORecipe",
     "LoraSpec",
+    "PipelineRecipe",
     "Recipe",
     "SFTRecipe",
+    "Stage",
     "SynthSpec",
     "load_recipe",
     "recipe_path",
@@ -128,7 +130,7 @@ class Recipe(BaseModel):
     name: str = Field(description="the recipe's name (the default run folder: runs/<name>)")
     description: str = ""
     model: str = Field(default="bundled", description="bundled | hf:<dir or hub id> | a training run folder")
-    data: DataSpec
+    data: DataSpec | None = Field(default=None, description="the training items (GRPO; SFT unless sft_file)")
     protocol: str = Field(default="idk", description="the protocol whose prompts the model is trained on")
     seed: int = Field(default=0, description="training seed (sampling, shuffling, LoRA init)")
     steps: int | None = Field(default=None, ge=1, description="optimizer steps (max_steps); or give epochs")
@@ -141,6 +143,8 @@ class Recipe(BaseModel):
     max_grad_norm: float = Field(default=1.0, gt=0)
     weight_decay: float = Field(default=0.0, ge=0)
     lora: LoraSpec | None = Field(default=None, description="LoRA settings, or null for a full fine-tune")
+    adapter: str | None = Field(default=None, description="continue training this LoRA adapter (a run folder "
+                                "or an adapter folder) on top of `model`")
     save_steps: int = Field(default=50, ge=1, description="checkpoint every N steps (--resume starts there)")
     save_total_limit: int = Field(default=2, ge=1)
     threads: int = Field(default=2, ge=1, description="torch CPU threads")
@@ -157,6 +161,8 @@ class Recipe(BaseModel):
     def _length(self) -> Recipe:
         if (self.steps is None) == (self.epochs is None):
             raise ValueError("give exactly one of steps or epochs")
+        if self.adapter is not None and self.lora is not None:
+            raise ValueError("give lora (a new adapter) or adapter (continue one), not both")
         return self
 
 
@@ -182,6 +188,8 @@ class GRPORecipe(Recipe):
     def _check_reward(self) -> GRPORecipe:
         from abstain.train.rewards import make_reward
 
+        if self.data is None:
+            raise ValueError("a GRPO recipe needs data (a suite, a file or a synth spec)")
         if self.batch_size % self.num_generations:
             raise ValueError(f"batch_size ({self.batch_size}) must be a multiple of num_generations "
                              f"({self.num_generations}): each prompt's group is trained together")
@@ -193,12 +201,38 @@ class GRPORecipe(Recipe):
 
 
 class SFTRecipe(Recipe):
-    """``abstain train sft``: supervised fine-tuning on prompt/completion data, completion-only loss."""
+    """``abstain train sft``: supervised fine-tuning on prompt/completion data, completion-only loss.
+
+    The rows come from ``data`` (items whose verifiable targets :mod:`abstain.train.sft_data` builds and
+    self-checks, with ``targets`` settings) or from ``sft_file`` (rows made by ``abstain sft-data``,
+    ``abstain probe-data`` …).
+    """
 
     kind: Literal["sft"]
-    targets: dict[str, Any] = Field(default_factory=dict, description="SFT target builder settings")
+    targets: dict[str, Any] = Field(default_factory=dict, description="TargetConfig fields, plus aca_mix "
+                                    "('ELICIT=0.4,COND=0.3,ABS=0.3') and on_fail (error | drop)")
     sft_file: str | None = Field(default=None, description="prompt/completion JSONL instead of building targets")
     max_length: int = Field(default=512, ge=16, description="longest prompt + completion in tokens")
+    validation: DataSpec | None = Field(default=None, description="items to evaluate the result on (greedy)")
+    validation_tokens: int = Field(default=128, ge=1, description="generation budget of the validation")
+
+    @model_validator(mode="after")
+    def _one_source(self) -> SFTRecipe:
+        if (self.data is None) == (self.sft_file is None):
+            raise ValueError("an SFT recipe needs exactly one of data (targets are built) or sft_file")
+        return self
+
+    def sft_config(self) -> Any:
+        from abstain.train.sft_data import SFTConfig, parse_aca_mix
+        from abstain.train.targets.build import TargetConfig
+
+        options = dict(self.targets)
+        extra: dict[str, Any] = {}
+        if "aca_mix" in options:
+            extra["aca_mix"] = parse_aca_mix(str(options.pop("aca_mix")))
+        if "on_fail" in options:
+            extra["on_fail"] = options.pop("on_fail")
+        return SFTConfig(protocol=self.protocol, targets=TargetConfig(**options), seed=self.seed, **extra)
 
 
 class DPORecipe(Recipe):
@@ -206,12 +240,55 @@ class DPORecipe(Recipe):
 
     kind: Literal["dpo"]
     pairs_file: str | None = Field(default=None, description="DPO pairs JSONL (prompt, chosen, rejected)")
-    probe: str | None = Field(default=None, description="a probe run folder to build the pairs from")
     beta: float = Field(default=0.1, gt=0, description="DPO's beta")
     max_length: int = Field(default=512, ge=16)
 
+    @model_validator(mode="after")
+    def _pairs(self) -> DPORecipe:
+        if self.pairs_file is None:
+            raise ValueError("a DPO recipe needs pairs_file (made by `abstain probe-data --kind dpo`)")
+        return self
 
-KINDS: dict[str, type[Recipe]] = {"grpo": GRPORecipe, "sft": SFTRecipe, "dpo": DPORecipe}
+
+class Stage(BaseModel):
+    """One stage of a pipeline: a recipe (with overrides) trained into ``<pipeline out>/<name>``."""
+
+    model_config = _STRICT
+    name: str = Field(pattern=r"^[A-Za-z0-9_.-]+$", description="the stage's folder under the pipeline's")
+    recipe: str = Field(description="a shipped recipe's name or a YAML file")
+    set: list[str] = Field(default_factory=list, description="overrides; {out} is the pipeline's folder")
+
+
+class PipelineRecipe(BaseModel):
+    """``abstain train pipeline``: recipes run one after another (e.g. cold-start SFT, then GRPO on its adapter).
+
+    A stage whose ``final/`` exists is done and skipped; a stage with checkpoints resumes — so rerunning the
+    pipeline continues where it stopped.
+    """
+
+    model_config = _STRICT
+    kind: Literal["pipeline"]
+    name: str
+    description: str = ""
+    stages: list[Stage] = Field(min_length=1)
+
+    def stage_recipes(self, out: str) -> list[tuple[Stage, Recipe]]:
+        """Each stage with its loaded recipe (``{out}`` in overrides replaced); errors name the stage."""
+        loaded = []
+        for stage in self.stages:
+            overrides = [o.replace("{out}", out) for o in stage.set]
+            try:
+                recipe = load_recipe(stage.recipe, overrides)
+            except DataError as exc:
+                raise DataError(f"pipeline {self.name!r}, stage {stage.name!r}: {exc}") from None
+            if isinstance(recipe, PipelineRecipe):
+                raise DataError(f"pipeline {self.name!r}, stage {stage.name!r}: a stage cannot be a pipeline")
+            loaded.append((stage, recipe))
+        return loaded
+
+
+KINDS: dict[str, type[BaseModel]] = {"grpo": GRPORecipe, "sft": SFTRecipe, "dpo": DPORecipe,
+                                     "pipeline": PipelineRecipe}
 
 
 def _recipes_dir() -> Path:
@@ -262,7 +339,8 @@ def _describe(error: ValidationError) -> str:
 
 def _relative_to(data: dict[str, Any], folder: Path) -> None:
     """Data files named relative to the recipe resolve against its folder (unless they exist from here)."""
-    for section, key in (("data", "file"), (None, "sft_file"), (None, "pairs_file"), (None, "probe")):
+    for section, key in (("data", "file"), ("validation", "file"), (None, "sft_file"), (None, "pairs_file"),
+                         (None, "adapter")):
         node = data.get(section) if section else data
         if isinstance(node, dict) and isinstance(node.get(key), str):
             path = Path(os.path.expanduser(node[key]))
@@ -271,7 +349,7 @@ def _relative_to(data: dict[str, Any], folder: Path) -> None:
 
 
 def load_recipe(name_or_file: str | os.PathLike[str], overrides: Sequence[str] = (),
-                kind: str | None = None) -> Recipe:
+                kind: str | None = None) -> Any:
     """Load, override (``key=value``) and validate a recipe; ``kind`` checks it is for that trainer."""
     path = recipe_path(name_or_file)
     where = f"{path}" + (f" (with --set {', '.join(overrides)})" if overrides else "")

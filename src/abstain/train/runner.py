@@ -36,7 +36,8 @@ from abstain.runs import RunDir
 from abstain.schema import DataError, write_json
 from abstain.train.recipe import Recipe
 
-__all__ = ["CHECKPOINTS", "FINAL", "METRICS", "TrainResult", "TrainRun", "resolve_model", "versions"]
+__all__ = ["CHECKPOINTS", "FINAL", "METRICS", "TrainResult", "TrainRun", "adapter_dir", "policy", "resolve_model",
+           "versions"]
 
 log = logging.getLogger(__name__)
 
@@ -71,6 +72,30 @@ def resolve_model(spec: str) -> str:
     if (path / "config.json").exists():
         return str(path)
     raise DataError(f"model {spec!r}: not bundled, hf:<dir or hub id>, or a training run folder with {FINAL}/")
+
+
+def adapter_dir(spec: str) -> Path:
+    """A LoRA adapter folder from a spec: an adapter folder, or a training run folder (its ``final/adapter``)."""
+    path = Path(spec)
+    for candidate in (path, path / FINAL / "adapter", path / "adapter"):
+        if (candidate / "adapter_config.json").exists():
+            return candidate
+    raise DataError(f"adapter {spec!r}: no adapter_config.json there, nor in {FINAL}/adapter of a run folder")
+
+
+def policy(recipe: Recipe) -> tuple[Any, Any]:
+    """What a trainer starts from: (a model path or a model, the PEFT config of a new adapter or None).
+
+    With ``adapter``, the base model is ``recipe.model`` and the adapter is loaded trainable on top of it,
+    so SFT and then GRPO train one adapter (what ``final/adapter`` ships); else ``lora`` starts a new one.
+    """
+    if recipe.adapter is None:
+        return resolve_model(recipe.model), recipe.lora.peft_config() if recipe.lora else None
+    from peft import PeftModel
+    from transformers import AutoModelForCausalLM
+
+    base = AutoModelForCausalLM.from_pretrained(resolve_model(recipe.model), dtype="float32")
+    return PeftModel.from_pretrained(base, str(adapter_dir(recipe.adapter)), is_trainable=True), None
 
 
 @dataclass(frozen=True)
@@ -232,6 +257,12 @@ def set_threads(n: int) -> None:
 
     torch.set_num_threads(n)
     hf_logging.disable_progress_bar()
+    try:
+        import datasets
+
+        datasets.disable_progress_bars()
+    except ImportError:  # pragma: no cover
+        pass
 
 
 def quiet(trainer: Any) -> Any:

@@ -1,0 +1,80 @@
+"""SFT and DPO on the bundled model, on CPU: a few real steps lower the loss and move the weights; the
+probe -> DPO pairs -> DPO chain; a pipeline continues the SFT stage's LoRA adapter."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+from typer.testing import CliRunner
+
+from abstain.cli import app
+from abstain.train.recipe import load_recipe
+from abstain.train.runner import adapter_dir
+
+pytestmark = pytest.mark.slow
+
+
+def _weights(folder):
+    from safetensors.torch import load_file
+
+    return load_file(str(folder / "model.safetensors"))
+
+
+def test_sft_steps_lower_the_loss_and_change_the_weights(tmp_path, bundled_model_dir):
+    out = tmp_path / "sft"
+    # the same 4 rows twice over: the second pass must fit them better than the first
+    r = CliRunner().invoke(app, ["train", "sft", "--recipe", "tiny-sft", "--out", str(out), "--set", "steps=null",
+                                 "--set", "epochs=4", "--set", "data.synth.n=4", "--set", "learning_rate=2e-4"])
+    assert r.exit_code == 0, r.output
+    losses = [row["loss"] for row in map(json.loads, (out / "metrics.jsonl").read_text().splitlines())]
+    assert len(losses) == 4 and losses[-1] < losses[0] * 0.9, losses
+    before, after = _weights(bundled_model_dir), _weights(out / "final")
+    moved = [k for k in after if k in before and not torch.equal(before[k], after[k])]
+    assert len(moved) > len(after) // 2
+
+
+def test_probe_then_dpo_pairs_then_a_dpo_step(tmp_path, bundled_model_dir):
+    from abstain.synth import SynthConfig, generate_missing_premise
+    from abstain.schema import write_jsonl
+
+    items = tmp_path / "items.jsonl"
+    write_jsonl(items, list(generate_missing_premise(SynthConfig(n=4, seed=9))))
+    runner = CliRunner()
+    r = runner.invoke(app, ["probe", "--model", "bundled", "--data", str(items), "--k", "2", "--max-tokens", "16",
+                            "--protocol", "idk", "--out", str(tmp_path / "probe")])
+    assert r.exit_code == 0, r.output
+    pairs = tmp_path / "pairs.jsonl"
+    r = runner.invoke(app, ["probe-data", "--probe", str(tmp_path / "probe"), "--kind", "dpo", "--out", str(pairs)])
+    assert r.exit_code == 0, r.output
+    rows = [json.loads(line) for line in pairs.read_text().splitlines()]
+    assert rows and all({"prompt", "chosen", "rejected"} <= set(row) for row in rows)
+    recipe = tmp_path / "dpo.yaml"
+    recipe.write_text(f"kind: dpo\nmodel: bundled\npairs_file: {pairs}\nsteps: 1\nbatch_size: 2\n"
+                      "learning_rate: 1.0e-5\nlora: {r: 4, alpha: 8}\nmax_length: 256\n")
+    r = runner.invoke(app, ["train", "dpo", "--recipe", str(recipe), "--out", str(tmp_path / "dpo")])
+    assert r.exit_code == 0, r.output
+    metrics = [json.loads(line) for line in (tmp_path / "dpo" / "metrics.jsonl").read_text().splitlines()]
+    assert metrics[0]["step"] == 1 and "rewards/chosen" in metrics[0]
+    assert (tmp_path / "dpo" / "final" / "adapter" / "adapter_config.json").exists()
+
+
+def test_a_pipeline_trains_one_adapter_through_sft_then_grpo(tmp_path, bundled_model_dir):
+    pipeline = tmp_path / "p.yaml"
+    pipeline.write_text(
+        "kind: pipeline\nname: tiny\nstages:\n"
+        "  - {name: sft, recipe: tiny-sft, set: ['lora={r: 4, alpha: 8}', 'steps=1', 'save_steps=1']}\n"
+        "  - {name: grpo, recipe: tiny-grpo, set: ['adapter={out}/sft', 'steps=1', 'max_completion_length=8']}\n")
+    out = tmp_path / "run"
+    r = CliRunner().invoke(app, ["train", "pipeline", "--recipe", str(pipeline), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    sft, grpo = adapter_dir(str(out / "sft")), adapter_dir(str(out / "grpo"))
+    from safetensors.torch import load_file
+
+    a, b = load_file(str(sft / "adapter_model.safetensors")), load_file(str(grpo / "adapter_model.safetensors"))
+    assert set(a) == set(b)  # the GRPO stage trained the SFT stage's adapter, not a new one
+    assert json.loads((out / "pipeline.json").read_text())["stages"]["grpo"]["steps"] == 1
+    r = CliRunner().invoke(app, ["train", "pipeline", "--recipe", str(pipeline), "--out", str(out)])
+    assert r.exit_code == 0 and r.output.count("done before") == 2  # a rerun skips finished stages
+    assert load_recipe(str(out / "grpo" / "recipe.yaml")).adapter == str(out / "sft")
