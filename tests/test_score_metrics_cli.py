@@ -105,3 +105,24 @@ def test_duplicate_rows_are_an_error_naming_both_lines(fixtures_dir, tmp_path):
     out.write_text("\n".join([*dup, dup[1]]) + "\n")
     r = CliRunner().invoke(app, ["metrics", "-i", str(out)])
     assert r.exit_code == 2 and "the same row as line 2" in " ".join(r.output.split())
+
+
+def test_score_from_run_rebuilds_the_judge_the_run_recorded(tmp_path, fixtures_dir):
+    from abstain.data import load_suite
+    from abstain.evaluate import EvalConfig
+    from abstain.judges import JudgeConfig
+    from abstain.runs import RESPONSES, RunDir
+
+    run = tmp_path / "run"
+    config = EvalConfig(model="m", suite="quick", limit=2, judge=JudgeConfig(behaviors="unanswerable", math_timeout_s=3))
+    RunDir(run).prepare(config.record(load_suite("quick", limit=2).items, {}))
+    (run / RESPONSES).write_text((fixtures_dir / "real_responses.jsonl").read_text())
+    out = tmp_path / "rescored.jsonl"
+    r = CliRunner().invoke(app, ["score", "--from-run", str(run), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    # the run's judge labelled behaviors on unanswerable rows only (the default would label every row)
+    assert all(row["behavior"] is None for row in rows if row["label"] == "answerable")
+    assert all(row["behavior"] is not None for row in rows if row["label"] == "unanswerable")
+    r = CliRunner().invoke(app, ["score", "--from-run", str(run), "-o", str(out), "--behaviors", "none"])
+    assert r.exit_code == 2 and "--from-run takes the judge from" in " ".join(r.output.split())

@@ -110,8 +110,9 @@ class ProbeConfig:
     seed: int = field(default=0, metadata={"help": "subset and sampling seed"})
     limit: int | None = field(default=None, metadata={"help": "balanced subset of this many items"})
     batch_size: int = field(default=8, metadata={"help": "prompts per generate call"})
-    judge: str = field(default="rule", metadata={"help": "rule | llm | hybrid"})
+    judge: Any = field(default=None, metadata={"help": "a JudgeConfig (default: the rule judge)"})
     base_url: str | None = field(default=None, metadata={"help": "OpenAI-compatible server URL"})
+    judge_base_url: str | None = field(default=None, metadata={"help": "the LLM judge's server (never recorded)"})
 
     def __post_init__(self) -> None:
         if self.k < 1:
@@ -124,11 +125,13 @@ class ProbeConfig:
     def eval_config(self) -> Any:
         """The :class:`~abstain.evaluate.EvalConfig` of the sampling run."""
         from abstain.evaluate import EvalConfig
+        from abstain.judges.options import JudgeConfig
 
         return EvalConfig(model=self.model, suite=self.suite, data=self.data, protocols=(self.protocol,),
                           samples=self.k, temperature=self.temperature, top_p=self.top_p,
-                          max_tokens=self.max_tokens, seed=self.seed, judge=self.judge, limit=self.limit,
-                          batch_size=self.batch_size, base_url=self.base_url, behaviors="all")
+                          max_tokens=self.max_tokens, seed=self.seed, judge=self.judge or JudgeConfig(),
+                          judge_base_url=self.judge_base_url, limit=self.limit, batch_size=self.batch_size,
+                          base_url=self.base_url)
 
 
 @dataclass

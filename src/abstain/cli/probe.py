@@ -8,6 +8,8 @@ from pathlib import Path
 import typer
 
 from abstain.cli.common import console, fail, friendly_errors, out_console
+from abstain.cli.judge_flags import JudgeFlags, judge_flags
+from abstain.cli.score import close_judge
 
 __all__ = ["register"]
 
@@ -16,7 +18,9 @@ KINDS = ("rtuning", "rft", "dpo")
 
 def register(app: typer.Typer) -> None:
     @app.command()
+    @judge_flags
     def probe(
+        judge: JudgeFlags,
         model: str = typer.Option(..., "--model", "-m", help="Backend: bundled, hf:<path>, openai:<model>, vllm:<model>."),
         out: Path = typer.Option(..., "--out", "-o", help="Probe directory (an eval run + probe.jsonl; rerun to resume)."),
         protocol: str = typer.Option(..., "--protocol", "-p", help="The one protocol to probe (and later train) in."),
@@ -29,7 +33,6 @@ def register(app: typer.Typer) -> None:
         seed: int = typer.Option(0, help="Seed of the --limit subset and of sampling."),
         limit: int | None = typer.Option(None, help="Probe a balanced subset of N items."),
         batch_size: int = typer.Option(8, help="Prompts per generate call."),
-        judge: str = typer.Option("rule", help="rule | llm | hybrid (LLM endpoints from the environment)."),
         base_url: str | None = typer.Option(None, help="OpenAI-compatible server of the probed model."),
     ) -> None:
         """Probe a model's knowledge boundary: k samples per item, p̂ per item, out of knowledge when none is correct."""
@@ -39,15 +42,19 @@ def register(app: typer.Typer) -> None:
         with friendly_errors():
             config = ProbeConfig(model=model, protocol=protocol, suite=suite, data=str(data) if data else None, k=k,
                                  temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed, limit=limit,
-                                 batch_size=batch_size, judge=judge, base_url=base_url)
+                                 batch_size=batch_size, judge=judge.config, base_url=base_url,
+                                 judge_base_url=judge.base_url)
+            judge_obj = judge.build()
             try:
                 with RichProgress() as progress:
-                    result = run_probe(config, out, progress=progress)
+                    result = run_probe(config, out, progress=progress, judge=judge_obj)
             except KeyboardInterrupt:
                 raise fail(f"interrupted; what finished is kept in {out} - rerun the same command to resume",
                            code=130) from None
             except (RuntimeError, OSError) as exc:
                 raise fail(f"{type(exc).__name__}: {exc} (rerun the same command to resume)", code=1) from None
+            finally:
+                close_judge(judge_obj)
         rows = result.rows
         answerable = [r for r in rows if r.label == "answerable" and r.p_hat is not None]
         ook = sum(r.ook is True for r in answerable)

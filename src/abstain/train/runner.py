@@ -271,3 +271,23 @@ def quiet(trainer: Any) -> Any:
 
     trainer.remove_callback(PrinterCallback)
     return trainer
+
+
+def export_adapter(run: str, out: str | os.PathLike[str], card: str, half: bool = True) -> Path:
+    """Copy a run's LoRA adapter to ``out`` (float16 weights by default: half the size, the same merged
+    model up to rounding) with ``card`` as its ``README.md``; returns ``out``."""
+    import torch
+    from safetensors.torch import load_file, save_file
+
+    source = adapter_dir(run)
+    target = Path(out)
+    target.mkdir(parents=True, exist_ok=True)
+    weights = load_file(str(source / "adapter_model.safetensors"))
+    if half:
+        weights = {k: v.to(torch.float16) for k, v in weights.items()}
+    save_file(weights, str(target / "adapter_model.safetensors"), metadata={"format": "pt"})
+    config = json.loads((source / "adapter_config.json").read_text(encoding="utf-8"))
+    config["base_model_name_or_path"] = "bundled"  # resolved at load time: abstain.backends.adapted
+    (target / "adapter_config.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+    (target / "README.md").write_text(card, encoding="utf-8")
+    return target
