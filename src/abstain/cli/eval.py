@@ -104,7 +104,7 @@ def register(app: typer.Typer) -> None:
     def eval_(
         judge: JudgeFlags,
         model: str = typer.Option(..., "--model", "-m",
-                                  help="Backend: bundled, hf:<path>, openai:<model> (with --base-url), vllm:<model>."),
+                                  help="Backend: bundled, bundled-abstain, hf:<path>, openai:<model> (with --base-url), vllm:<model>."),
         out: Path = typer.Option(..., "--out", "-o", help="Run directory (created; rerun to resume)."),
         suite: str | None = typer.Option(None, help="Suite: quick | math | full | heldout."),
         data: Path | None = typer.Option(None, help="Your own items (JSONL, interchange format) instead of --suite."),

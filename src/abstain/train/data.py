@@ -14,13 +14,45 @@ Example:
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from typing import Any
 
-from abstain.protocols import get_protocol
-from abstain.schema import Item
+from pydantic import BaseModel, ConfigDict
 
-__all__ = ["prompt_dataset", "prompt_rows"]
+from abstain.protocols import get_protocol
+from abstain.schema import Item, read_jsonl
+
+__all__ = ["PreferenceRow", "PromptCompletionRow", "prompt_dataset", "prompt_rows", "read_training_rows"]
+
+Message = dict[str, Any]
+
+
+class PromptCompletionRow(BaseModel):
+    """An SFT row as TRL reads it (conversational prompt / completion); other columns are kept."""
+
+    model_config = ConfigDict(extra="allow")
+    prompt: list[Message]
+    completion: list[Message]
+
+
+class PreferenceRow(BaseModel):
+    """A DPO row as TRL reads it (conversational prompt / chosen / rejected); other columns are kept."""
+
+    model_config = ConfigDict(extra="allow")
+    prompt: list[Message]
+    chosen: list[Message]
+    rejected: list[Message]
+
+
+def read_training_rows(path: str | os.PathLike[str], model: type[BaseModel]) -> list[dict[str, Any]]:
+    """The TRL columns of a JSONL file of ``model`` rows (a bad line fails naming ``file:line`` and the field)."""
+    from abstain.schema import DataError
+
+    rows = read_jsonl(path, model)
+    if not rows:
+        raise DataError(f"{path}: no rows")
+    return [{name: getattr(row, name) for name in model.model_fields} for row in rows]
 
 
 def prompt_rows(items: Sequence[Item], protocol: str) -> list[dict[str, Any]]:

@@ -214,21 +214,9 @@ def run_grpo(recipe: Any, out: str, resume: bool = False, progress: Any = None,
     ``judge_server``: (URL, key) of an LLM judge the recipe names (never recorded).
     """
     from abstain.train.data import prompt_dataset
-    from abstain.train.runner import (
-        TrainResult,
-        TrainRun,
-        build_config,
-        quiet,
-        policy,
-        set_threads,
-        training_arguments,
-    )
+    from abstain.train.runner import build_config, finish, policy, start, training_arguments
 
-    set_threads(recipe.threads)
-    run = TrainRun(out)
-    checkpoint = run.prepare(recipe, resume)
-    if checkpoint is not None:
-        run.trim_metrics(int(checkpoint.rsplit("-", 1)[-1]))
+    run, checkpoint = start(recipe, out, resume)
     items = recipe.data.load()
     reward = make_reward(recipe.reward, protocol=recipe.protocol, judge=recipe.judge_config(), **recipe.reward_config)
     if recipe.judge_config().uses_llm:
@@ -241,12 +229,7 @@ def run_grpo(recipe: Any, out: str, resume: bool = False, progress: Any = None,
         beta=recipe.beta, loss_type=recipe.loss_type, scale_rewards=recipe.scale_rewards,
     ))
     model, peft_config = policy(recipe)
-    trainer = AbstainGRPOTrainer(
-        model=model, reward_funcs=[reward], args=args,
-        train_dataset=prompt_dataset(items, recipe.protocol),
-        peft_config=peft_config,
-        callbacks=run.callbacks(progress),
-    )
-    quiet(trainer).train(resume_from_checkpoint=checkpoint)
-    final = run.save_final(trainer, recipe)
-    return TrainResult(run.path, final, trainer.state.global_step, run.path / "metrics.jsonl")
+    trainer = AbstainGRPOTrainer(model=model, reward_funcs=[reward], args=args,
+                                 train_dataset=prompt_dataset(items, recipe.protocol), peft_config=peft_config,
+                                 callbacks=run.callbacks(progress))
+    return finish(trainer, run, recipe, checkpoint)

@@ -250,6 +250,23 @@ def build_config(cls: type, values: dict[str, Any]) -> Any:
         raise DataError(f"recipe: {cls.__name__} refused the settings: {exc}") from None
 
 
+def start(recipe: Recipe, out: str, resume: bool) -> tuple[TrainRun, str | None]:
+    """Threads and quiet libraries, the run folder prepared (or checked), and the checkpoint to resume from."""
+    set_threads(recipe.threads)
+    run = TrainRun(out)
+    checkpoint = run.prepare(recipe, resume)
+    if checkpoint is not None:
+        run.trim_metrics(int(checkpoint.rsplit("-", 1)[-1]))
+    return run, checkpoint
+
+
+def finish(trainer: Any, run: TrainRun, recipe: Recipe, checkpoint: str | None) -> TrainResult:
+    """Train (from ``checkpoint``), save ``final/`` and say what came out."""
+    quiet(trainer).train(resume_from_checkpoint=checkpoint)
+    final = run.save_final(trainer, recipe)
+    return TrainResult(run.path, final, trainer.state.global_step, run.path / METRICS)
+
+
 def set_threads(n: int) -> None:
     """Torch's CPU threads, and quiet libraries: abstain shows one progress bar and writes metrics.jsonl."""
     import torch

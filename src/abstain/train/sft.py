@@ -15,7 +15,6 @@ Example::
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from abstain.backends.base import MissingDependencyError
@@ -28,24 +27,13 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 
 __all__ = ["run_sft", "sft_rows"]
 
-_COLUMNS = ("prompt", "completion")
-
 
 def sft_rows(recipe: Any) -> list[dict[str, Any]]:
     """The recipe's prompt/completion rows: built and self-checked from its items, or read from its file."""
     if recipe.sft_file is not None:
-        rows = []
-        with open(recipe.sft_file, encoding="utf-8") as handle:
-            for lineno, line in enumerate(handle, start=1):
-                if line.strip():
-                    row = json.loads(line)
-                    missing = [c for c in _COLUMNS if c not in row]
-                    if missing:
-                        from abstain.schema import DataError
+        from abstain.train.data import PromptCompletionRow, read_training_rows
 
-                        raise DataError(f"{recipe.sft_file}:{lineno}: field(s) {missing} missing (prompt/completion rows)")
-                    rows.append({c: row[c] for c in _COLUMNS})
-        return rows
+        return read_training_rows(recipe.sft_file, PromptCompletionRow)
     from abstain.train.sft_data import build_sft
 
     built = build_sft(recipe.data.load(), recipe.sft_config())
@@ -56,36 +44,21 @@ def run_sft(recipe: Any, out: str, resume: bool = False, progress: Any = None) -
     """Train an :class:`~abstain.train.recipe.SFTRecipe` into the run folder ``out`` (resumable)."""
     from datasets import Dataset
 
-    from abstain.train.runner import (
-        TrainResult,
-        TrainRun,
-        build_config,
-        quiet,
-        policy,
-        set_threads,
-        training_arguments,
-    )
+    from abstain.train.runner import build_config, finish, policy, start, training_arguments
 
-    set_threads(recipe.threads)
-    run = TrainRun(out)
-    checkpoint = run.prepare(recipe, resume)
-    if checkpoint is not None:
-        run.trim_metrics(int(checkpoint.rsplit("-", 1)[-1]))
+    run, checkpoint = start(recipe, out, resume)
     rows = sft_rows(recipe)
     args = build_config(SFTConfig, training_arguments(
         recipe, run, max_length=recipe.max_length, completion_only_loss=True, packing=False,
     ))
     model, peft_config = policy(recipe)
-    trainer = SFTTrainer(
-        model=model, args=args, train_dataset=Dataset.from_list(rows),
-        peft_config=peft_config, callbacks=run.callbacks(progress),
-    )
-    quiet(trainer).train(resume_from_checkpoint=checkpoint)
-    final = run.save_final(trainer, recipe)
+    trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(rows), peft_config=peft_config,
+                         callbacks=run.callbacks(progress))
+    result = finish(trainer, run, recipe, checkpoint)
     if recipe.validation is not None:
         from abstain.train.validate import validate
 
         report = validate(trainer.model, trainer.processing_class, recipe.validation.load(), recipe.protocol,
                           recipe.validation_tokens, resamples=1000)
         write_json(run.path / "validation.json", report)
-    return TrainResult(run.path, final, trainer.state.global_step, run.path / "metrics.jsonl")
+    return result

@@ -1,0 +1,50 @@
+"""The README's comparison table from the arms' run folders (``examples/cpu-demo/compare.sh`` makes them).
+
+    python examples/cpu-demo/table.py runs/cpu-demo/eval base base-fewshot sft sft-grpo-ternary sft-grpo-tiar sft-grpo-coupled
+
+One row per (benchmark, arm): ab.f1, r1.u_ref, r1.a_fu, the discrimination U-Ref - A-FU, r1.a_acc (95% CIs)
+and the ACA behavior distribution of the unanswerable rows; the first arm's discrimination is the baseline of
+the "Δ disc." column.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+KEYS = (("ab.f1", "AB F1"), ("r1.u_ref", "U-Ref"), ("r1.a_fu", "A-FU"), ("r1.discrimination", "disc."),
+        ("r1.a_acc", "A-Acc"))
+BEHAVIORS = ("SH", "EA", "ABS", "COND", "ELICIT")
+ORDER = ("heldout", "umwp", "mip_gsm8k", "treecut", "selfaware")
+
+
+def cell(block: dict, key: str) -> str:
+    value, ci = block.get(key), block.get(f"{key}_ci")
+    if value is None:
+        return "—"
+    return f"{value:+.2f} [{ci[0]:+.2f}, {ci[1]:+.2f}]" if key == "r1.discrimination" and ci else (
+        f"{value:.2f} [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else f"{value:.2f}")
+
+
+def main(folder: str, arms: list[str]) -> None:
+    metrics = {arm: json.loads((Path(folder) / arm / "metrics.json").read_text()) for arm in arms}
+    protocol = next(iter(metrics[arms[0]]["protocols"]))
+    header = ["benchmark", "arm", *(label for _, label in KEYS), "Δ disc.", "behaviors (SH/EA/ABS/COND/ELICIT)"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    benches = [b for b in ORDER if b in metrics[arms[0]]["by_benchmark"][protocol]]
+    for bench in [*benches, "all"]:
+        base = None
+        for arm in arms:
+            m = metrics[arm]
+            block = m["protocols"][protocol] if bench == "all" else m["by_benchmark"][protocol][bench]
+            disc = block.get("r1.discrimination")
+            base = disc if base is None else base
+            delta = "" if arm == arms[0] or disc is None else f"{disc - base:+.2f}"
+            dist = "/".join(f"{(block.get(f'aca.dist.{b}') or 0):.2f}" for b in BEHAVIORS)
+            print("| " + " | ".join([bench, arm, *(cell(block, k) for k, _ in KEYS), delta, dist]) + " |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2:])
