@@ -303,8 +303,8 @@ def shipped_recipes() -> dict[str, Path]:
 def recipe_path(name_or_file: str | os.PathLike[str]) -> Path:
     """A shipped recipe's file, or the given file."""
     path = Path(name_or_file)
-    if path.suffix in (".yaml", ".yml") or path.exists():
-        if not path.exists():
+    if path.suffix in (".yaml", ".yml") or path.is_file():  # a folder of that name is no recipe (runs/cpu-demo)
+        if not path.is_file():
             raise DataError(f"{path}: no such recipe file")
         return path
     shipped = shipped_recipes()
