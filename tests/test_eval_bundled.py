@@ -93,7 +93,7 @@ def test_eval_in_process_with_demonstrations_then_resume_and_compare(tmp_path, b
     assert metrics["protocols"]["clarify"]["n.answerable"] == 2
     assert result.timing["sessions"][-1]["generated_tokens"] > 0
     page = (tmp_path / "shots" / "report.html").read_text()
-    assert page.count("data:image/png;base64,") == 3
+    assert page.count("data:image/png;base64,") == 4  # ACC bars, calibration, U-Ref vs A-FU, per-dataset
 
     before = (tmp_path / "shots" / "metrics.json").read_bytes()
     again = run_eval(config, tmp_path / "shots", backend=bundled_backend)

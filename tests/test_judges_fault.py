@@ -94,18 +94,21 @@ def test_score_cli_with_the_server_down_writes_errors_and_exits_1(tmp_path, monk
     result = CliRunner().invoke(app, [*args, "--judge", "llm"])
     assert result.exit_code == 1, result.output
     assert time.monotonic() - start < 60  # the breaker fails the rest fast
-    assert "judge error" in result.output and "rerun the same command" in result.output
-    assert "ConnectError" in result.output or "not sent" in result.output
+    printed = " ".join(result.output.split())  # rich wraps long paths at the terminal width
+    assert "judge error" in printed and "rerun the same command" in printed
+    assert "ConnectError" in printed or "not sent" in printed
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert len(rows) == 12
     asked = [r for r in rows if r["judge_error"]]
-    # every row that needed the LLM is marked; rule-decided rows (refusals of answerable items) are not
+    # every row that needed the LLM is marked
     assert len(asked) >= 6
     for r in asked:  # each failed field is null with its own reason; fields decided without the LLM stay
         assert r["judge_errors"] and all(r[name] is None for name in r["judge_errors"])
         assert all(e.startswith(f"llm {name}: ") for name, e in r["judge_errors"].items())
     assert any(r["correct"] is False and r["judged_by"]["correct"] == "label" for r in asked)
-    assert all(r["judge_error"] is None for r in rows if r["label"] == "answerable" and r["pred"] != "ANSWER")
+    # a refusal of an answerable item needs no correctness verdict: only its behavior (--behaviors all) failed
+    refusals = [r for r in rows if r["label"] == "answerable" and r["pred"] != "ANSWER"]
+    assert refusals and all(set(r["judge_errors"]) == {"behavior"} for r in refusals)
     # the hybrid judge needs the LLM only where its rules are unsure: more rows come out judged
     result = CliRunner().invoke(app, [*args, "--judge", "hybrid", "--rescore"])
     hybrid = [json.loads(line) for line in out.read_text().splitlines()]

@@ -8,7 +8,7 @@ import pytest
 from llama_server import MODEL_ALIAS
 
 from abstain.judges import HybridJudge, LLMJudge, detect_abstention, make_judge, parse_verdict
-from abstain.judges.llm import VerdictError
+from abstain.judges.llm import LLMJudgeConfig, VerdictError
 from abstain.judges.prompts import ABSTENTION, ANSWER_CORRECTNESS, BEHAVIOR, CLARIFICATION, SYSTEM, judge_messages
 from abstain.llm import ChatClient, ClientConfig, Endpoint
 from abstain.parsing import parse_response
@@ -117,7 +117,7 @@ def test_llm_judge_decides_or_reports_every_field(client):
         _row("I think it is four.", label="answerable", answers=["4"], question="What is 2 + 2?"),
     ]
     preds = [parse_response(r.response) for r in rows]
-    judgments = LLMJudge(client).judge(rows, preds)
+    judgments = LLMJudge(client, LLMJudgeConfig(behaviors="unanswerable")).judge(rows, preds)
     # row 0: unanswerable with an answer -> correct=False by label (never asked); behavior asked
     assert judgments[0].judged_by["correct"] == "label" and judgments[0].correct is False
     _assert_decided_or_error(judgments[0], "behavior")
@@ -163,7 +163,7 @@ def test_hybrid_sends_only_uncertain_fields_to_the_llm(client):
         _row("We cannot know the number of pens, so the total depends on it."),  # no box: ask
     ]
     preds = [parse_response(r.response) for r in rows]
-    judgments = HybridJudge(client).judge(rows, preds)
+    judgments = HybridJudge(client, LLMJudgeConfig(behaviors="unanswerable")).judge(rows, preds)
     assert [j.judged_by.get("correct") for j in judgments[:3]] == ["rule", "rule", None if judgments[2].errors else "llm"]
     assert judgments[0].correct is True and judgments[1].correct is False
     assert judgments[3].behavior is Behavior.SH and judgments[3].judged_by["behavior"] == "rule"
