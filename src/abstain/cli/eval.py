@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ from abstain.cli.score import close_judge
 from abstain.evaluate import EvalConfig, EvalProgress, run_eval
 from abstain.runs import REPORT_HTML
 
-__all__ = ["RichProgress", "protocols_table", "register"]
+__all__ = ["RichProgress", "protocols_table", "register", "run_resumable"]
 
 
 class RichProgress(EvalProgress):
@@ -68,6 +68,25 @@ class RichProgress(EvalProgress):
         elapsed = self.progress.tasks[self.task].elapsed or 0.0
         if self.tokens and elapsed:
             self.progress.update(self.task, speed=f"{self.tokens / elapsed:.1f} tok/s")
+
+
+def run_resumable(run: Callable[..., Any], config: Any, out: Path, judge: JudgeFlags) -> Any:
+    """``run(config, out, progress=..., judge=...)`` (``run_eval``, ``run_probe``) under a progress bar.
+
+    An interrupt or a backend/server failure exits naming the folder and how to resume; the judge is
+    closed either way. Example: ``result = run_resumable(run_eval, EvalConfig(...), Path("runs/x"), judge)``.
+    """
+    judge_obj = judge.build()
+    try:
+        with RichProgress() as progress:
+            return run(config, out, progress=progress, judge=judge_obj)
+    except KeyboardInterrupt:
+        raise fail(f"interrupted; what finished is kept in {out} - rerun the same command to resume",
+                   code=130) from None
+    except (RuntimeError, OSError) as exc:  # a backend or server failure (LLMError is a RuntimeError)
+        raise fail(f"{type(exc).__name__}: {exc} (rerun the same command to resume)", code=1) from None
+    finally:
+        close_judge(judge_obj)
 
 
 def protocols_table(metrics: dict[str, Any], title: str) -> Table:
@@ -135,17 +154,7 @@ def register(app: typer.Typer) -> None:
                 limit=limit, batch_size=batch_size, shots=shots,
                 shots_unanswerable=shots_unanswerable, base_url=base_url, resamples=resamples,
             )
-            judge_obj = judge.build()
-            try:
-                with RichProgress() as progress:
-                    result = run_eval(config, out, progress=progress, judge=judge_obj)
-            except KeyboardInterrupt:
-                raise fail(f"interrupted; what finished is kept in {out} - rerun the same command to resume",
-                           code=130) from None
-            except (RuntimeError, OSError) as exc:  # a backend or server failure (LLMError is a RuntimeError)
-                raise fail(f"{type(exc).__name__}: {exc} (rerun the same command to resume)", code=1) from None
-            finally:
-                close_judge(judge_obj)
+            result = run_resumable(run_eval, config, out, judge)
         if result.skipped:
             console.print(f"resumed: {result.skipped} prompts were already done in {out}")
         last = result.timing["sessions"][-1]

@@ -9,7 +9,6 @@ import typer
 
 from abstain.cli.common import console, fail, friendly_errors, out_console
 from abstain.cli.judge_flags import JudgeFlags, judge_flags
-from abstain.cli.score import close_judge
 
 __all__ = ["register"]
 
@@ -36,7 +35,7 @@ def register(app: typer.Typer) -> None:
         base_url: str | None = typer.Option(None, help="OpenAI-compatible server of the probed model."),
     ) -> None:
         """Probe a model's knowledge boundary: k samples per item, p̂ per item, out of knowledge when none is correct."""
-        from abstain.cli.eval import RichProgress
+        from abstain.cli.eval import run_resumable
         from abstain.probe import ProbeConfig, run_probe
 
         with friendly_errors():
@@ -44,17 +43,7 @@ def register(app: typer.Typer) -> None:
                                  temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed, limit=limit,
                                  batch_size=batch_size, judge=judge.config, base_url=base_url,
                                  judge_base_url=judge.base_url)
-            judge_obj = judge.build()
-            try:
-                with RichProgress() as progress:
-                    result = run_probe(config, out, progress=progress, judge=judge_obj)
-            except KeyboardInterrupt:
-                raise fail(f"interrupted; what finished is kept in {out} - rerun the same command to resume",
-                           code=130) from None
-            except (RuntimeError, OSError) as exc:
-                raise fail(f"{type(exc).__name__}: {exc} (rerun the same command to resume)", code=1) from None
-            finally:
-                close_judge(judge_obj)
+            result = run_resumable(run_probe, config, out, judge)
         rows = result.rows
         answerable = [r for r in rows if r.label == "answerable" and r.p_hat is not None]
         ook = sum(r.ook is True for r in answerable)
