@@ -99,3 +99,14 @@ def test_a_killed_worker_is_a_judge_error_and_the_next_call_works():
     # the pool replaces the worker: the next comparison from a thread gets a verdict
     again = _in_thread(lambda: math_equal("\\frac{1}{2}", "0.5", 5))
     assert again["value"] is True
+
+
+def test_a_worker_killed_while_idle_is_replaced_not_an_error():
+    math_equal.cache_clear()
+    assert _in_thread(lambda: math_equal("\\frac{3}{4}", "0.75", 5))["value"] is True  # leaves idle workers
+    idle = _worker_children()
+    assert idle
+    for proc in idle:  # SIGKILL and go on at once, as the OOM killer would: poll() may not see it yet
+        proc.kill()
+    again = _in_thread(lambda: math_equal("\\frac{2}{5}", "0.4", 5))
+    assert again["value"] is True

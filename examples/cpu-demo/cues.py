@@ -1,4 +1,4 @@
-"""Which surface cue does a trained arm key on? Refusal rate by label and by how many numbers the question states.
+"""Which surface cue does a trained arm key on? Refusals by how many numbers the question states, and per pair.
 
     python examples/cpu-demo/cues.py runs/cpu-demo/eval/sft [runs/cpu-demo/eval/base ...]
 
@@ -6,14 +6,16 @@ For each run folder (``abstain eval`` output) prints, over the math benchmarks o
 (SelfAware has no numbers and is left out), the share of responses that refuse (boxed decision other than an
 answer) for answerable and unanswerable items, split by the count of numbers in the question. A model that
 checks the question refuses unanswerable items more often *within each bin*; a model keyed on "few numbers
--> something is missing" refuses both labels alike within a bin, and more in the low bins.
+-> something is missing" refuses both labels alike within a bin, and more in the low bins. Then, per
+benchmark, the paired items (an unanswerable twin whose answerable original is in the same run): how often
+the model refuses the twin and answers the original (it told them apart), the reverse, or decides both alike.
 """
 
 from __future__ import annotations
 
 import re
 import sys
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 
 from abstain.outcomes import is_refusal
@@ -44,9 +46,35 @@ def table(run: Path) -> list[str]:
     return lines
 
 
+def _pair_key(row: ScoredRow) -> str | None:
+    return (row.meta or {}).get("pair_id") or getattr(row, "pair_id", None)
+
+
+def pairs(run: Path) -> list[str]:
+    scored = read_jsonl(run / SCORED, ScoredRow)
+    originals = {row.id: row for row in scored if row.label == "answerable"}
+    for row in scored:  # an original is found by its id or by the pair key it shares with its twin
+        if row.label == "answerable" and (key := _pair_key(row)):
+            originals.setdefault(key, row)
+    counts: dict[str, Counter[str]] = defaultdict(Counter)
+    for row in scored:
+        original = originals.get(_pair_key(row) or "")
+        if row.label != "unanswerable" or original is None:
+            continue
+        twin, orig = is_refusal(row), is_refusal(original)
+        kind = "apart" if twin and not orig else "reversed" if orig and not twin else "both refused" if twin else "both answered"
+        counts[str((row.meta or {}).get("benchmark") or row.id.split("-")[0])][kind] += 1
+    lines = ["| benchmark | pairs | twin refused, original answered | reversed | both refused | both answered |",
+             "|---|---|---|---|---|---|"]
+    for bench, c in sorted(counts.items()):
+        lines.append(f"| {bench} | {sum(c.values())} | " + " | ".join(
+            str(c[k]) for k in ("apart", "reversed", "both refused", "both answered")) + " |")
+    return lines
+
+
 def main() -> None:
     for arg in sys.argv[1:]:
-        print("\n".join(table(Path(arg))), end="\n\n")
+        print("\n".join(table(Path(arg)) + [""] + pairs(Path(arg))), end="\n\n")
 
 
 if __name__ == "__main__":

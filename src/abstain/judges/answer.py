@@ -189,7 +189,8 @@ class _WorkerPool:
     and answers ``1``, ``0`` or ``E <why>``, on its own main thread (so SIGALRM timeouts hold). Plain subprocesses
     rather than multiprocessing: nothing re-imports the caller's ``__main__`` and nothing is forked
     from a threaded process. A worker that misses the hard deadline is killed; the next call starts
-    a fresh one.
+    a fresh one. An idle worker is pinged before it is reused, so one that died while idle is replaced
+    rather than failing the next request; a worker that dies *on* a request is that request's judge error.
     """
 
     def __init__(self, size: int = 2) -> None:
@@ -208,11 +209,23 @@ class _WorkerPool:
         )
 
     @staticmethod
+    def _alive(proc: subprocess.Popen[str]) -> bool:
+        """An idle worker answers a ping (one killed while idle may not have exited yet: ``poll()`` misses it)."""
+        try:
+            return proc.poll() is None and _WorkerPool._send(proc, {"ping": 1}, 5.0) == "P"
+        except MathVerifyError:
+            return False
+
+    @staticmethod
     def _ask(proc: subprocess.Popen[str], gold: str, pred: str, timeout: int, deadline: float) -> str:
         """The worker's answer line, or raise :class:`MathVerifyError` (the worker is then unusable)."""
+        return _WorkerPool._send(proc, {"gold": gold, "pred": pred, "timeout": timeout}, deadline)
+
+    @staticmethod
+    def _send(proc: subprocess.Popen[str], request: dict[str, object], deadline: float) -> str:
         assert proc.stdin is not None and proc.stdout is not None
         try:
-            proc.stdin.write(json.dumps({"gold": gold, "pred": pred, "timeout": timeout}) + "\n")
+            proc.stdin.write(json.dumps(request) + "\n")
             proc.stdin.flush()
         except (BrokenPipeError, OSError) as exc:
             raise MathVerifyError(f"worker died before the request was sent ({exc})") from None
@@ -228,8 +241,11 @@ class _WorkerPool:
         with self._slots:
             with self._lock:
                 proc = self._idle.pop() if self._idle else None
-            fresh = proc is None or proc.poll() is not None
+            fresh = proc is None or not self._alive(proc)
             if fresh:
+                if proc is not None:
+                    proc.kill()
+                    proc.wait()
                 proc = self._start()
             assert proc is not None
             # parse(gold) + parse(pred) + verify may each use the full timeout; a cold start imports sympy.
