@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The cpu-demo comparison: six arms of the bundled SmolLM2-135M, the same evaluation budget for each,
 # on the `transfer` suite (held-out synthesis in distribution; UMWP, MiP-GSM8K + GSM8K, TreeCut,
-# SelfAware out of distribution). Every step resumes when rerun. About 3 hours on 2 CPU cores.
+# SelfAware out of distribution). Every step resumes when rerun. About 80 minutes on 2 CPU cores
+# (pipeline ~22, the two other GRPO arms ~6 each, six transfer evaluations ~5 each, three held-out ~4 each).
 #
 #   bash examples/cpu-demo/compare.sh [runs/cpu-demo]
 set -euo pipefail
@@ -26,3 +27,8 @@ abstain eval --model "hf:$OUT/grpo-coupled/final" $EVAL --out "$OUT/eval/sft-grp
 abstain compare "$OUT/eval/base" "$OUT/eval/base-fewshot" "$OUT/eval/sft" "$OUT/eval/sft-grpo-ternary" \
   "$OUT/eval/sft-grpo-tiar" "$OUT/eval/sft-grpo-coupled" \
   --label base --label base-5shot --label sft --label ternary --label tiar --label coupled --out "$OUT/compare"
+# 5. in distribution, larger: 240 balanced items of the held-out synthetic benchmark (the SFT table)
+HELDOUT="--suite heldout --limit 240 --protocol idk --max-tokens 160 --batch-size 32 --resamples 1000"
+abstain eval --model bundled $HELDOUT --out "$OUT/eval-heldout/base"
+abstain eval --model "hf:$OUT/sft/final" $HELDOUT --out "$OUT/eval-heldout/sft"
+abstain eval --model "hf:$OUT/grpo/final" $HELDOUT --out "$OUT/eval-heldout/sft-grpo-tiar"

@@ -21,7 +21,7 @@ __all__ = ["DEMO_ARGS", "MODELS", "main"]
 
 #: the arguments of each model's `abstain eval` (``--model`` and ``--out`` are added by :func:`main`)
 DEMO_ARGS = (
-    "eval", "--suite", "quick", "--protocol", "idk", "--max-tokens", "128", "--batch-size", "40",
+    "eval", "--suite", "quick", "--protocol", "idk", "--max-tokens", "160", "--batch-size", "40",
 )
 #: (label, model spec) of the two runs
 MODELS = (("base", "bundled"), ("trained", "bundled-abstain"))
