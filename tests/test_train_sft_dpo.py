@@ -78,3 +78,33 @@ def test_a_pipeline_trains_one_adapter_through_sft_then_grpo(tmp_path, bundled_m
     r = CliRunner().invoke(app, ["train", "pipeline", "--recipe", str(pipeline), "--out", str(out)])
     assert r.exit_code == 0 and r.output.count("done before") == 2  # a rerun skips finished stages
     assert load_recipe(str(out / "grpo" / "recipe.yaml")).adapter == str(out / "sft")
+
+
+@pytest.mark.slow
+def test_the_shipped_cpu_demo_pipeline_runs_end_to_end_at_a_tiny_size(tmp_path, bundled_model_dir):
+    from importlib import resources
+
+    import yaml
+
+    shipped = yaml.safe_load((resources.files("abstain.train") / "recipes" / "cpu-demo.yaml").read_text())
+    shrink = {  # the shipped stages, every size cut to a step
+        "sft": ["data.synth.n=8", "epochs=null", "steps=1", "batch_size=2", "save_steps=1",
+                "validation.synth.n=2", "validation_tokens=8"],
+        "grpo": ["data.synth.n=4", "steps=1", "batch_size=4", "num_generations=2", "max_completion_length=8",
+                 "save_steps=1"],
+    }
+    assert [s["name"] for s in shipped["stages"]] == list(shrink)
+    for stage in shipped["stages"]:
+        stage["set"] = [*stage.get("set", []), *shrink[stage["name"]]]
+    recipe = tmp_path / "cpu-demo-tiny.yaml"
+    recipe.write_text(yaml.safe_dump({**shipped, "name": "cpu-demo-tiny"}))
+    out = tmp_path / "run"
+    r = CliRunner().invoke(app, ["train", "pipeline", "--recipe", str(recipe), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    record = json.loads((out / "pipeline.json").read_text())["stages"]
+    assert record["sft"]["steps"] == 1 and record["grpo"]["steps"] == 1
+    grpo = load_recipe(str(out / "grpo" / "recipe.yaml"))
+    assert grpo.advantage == "tiar" and grpo.reward == "ternary" and grpo.adapter == str(out / "sft")
+    assert (out / "sft" / "validation.json").exists() and (out / "grpo" / "final" / "adapter").is_dir()
+    metrics = [json.loads(line) for line in (out / "grpo" / "metrics.jsonl").read_text().splitlines()]
+    assert any("abstain/tiar_bonus_mean" in m for m in metrics)
