@@ -33,12 +33,11 @@ def main(argv: list[str] | None = None) -> None:
 
     args = sys.argv[1:] if argv is None else argv
     out = Path(args[0] if args else "runs/demo")
-    for label, spec in MODELS:
-        try:
-            app([*DEMO_ARGS, "--model", spec, "--out", str(out / label)], prog_name="abstain", standalone_mode=False)
-        except SystemExit as exc:  # pragma: no cover - typer exits on errors
-            if exc.code:
-                raise
+    for label, spec in MODELS:  # without standalone mode typer returns a failed run's exit code: stop there
+        code = app([*DEMO_ARGS, "--model", spec, "--out", str(out / label)], prog_name="abstain",
+                   standalone_mode=False)
+        if code:
+            sys.exit(code)
     app(["compare", *(str(out / label) for label, _ in MODELS), *(a for label, _ in MODELS for a in ("--label", label)),
          "--out", str(out)], prog_name="abstain")
 

@@ -14,20 +14,16 @@ Example::
 from __future__ import annotations
 
 import hashlib
-import json
-import os
-import shutil
-import tempfile
 from importlib import resources
 from pathlib import Path
 
 from abstain.backends.base import MissingDependencyError
+from abstain.backends.bundled import DONE, bundled_model_dir, publish
 from abstain.paths import cache_dir
 
 __all__ = ["ADAPTED_NAME", "bundled_abstain_adapter", "bundled_abstain_dir", "merged_dir"]
 
 ADAPTED_NAME = "bundled-abstain"
-_DONE = "abstain_merged.json"
 
 
 def bundled_abstain_adapter() -> Path:
@@ -48,37 +44,25 @@ def _digest(folder: Path) -> str:
 def merged_dir(base: Path, adapter: Path, name: str = ADAPTED_NAME) -> Path:
     """A dense checkpoint of ``base`` with the LoRA ``adapter`` merged in, built once and cached."""
     final = cache_dir("models") / f"{base.name}-{name}-{_digest(adapter)[:12]}"
-    if (final / _DONE).exists():
+    if (final / DONE).exists():
         return final
     try:
         from peft import PeftModel
         from transformers import AutoModelForCausalLM, AutoTokenizer
     except ImportError as exc:
         raise MissingDependencyError(f"{name} needs PEFT to merge its adapter: pip install 'abstain[hf]' ({exc})") from exc
-    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
-    try:
+
+    def write(tmp: Path) -> dict[str, str]:
         model = AutoModelForCausalLM.from_pretrained(base, dtype="float32")
         model = PeftModel.from_pretrained(model, str(adapter)).merge_and_unload()
         model.save_pretrained(tmp)
         AutoTokenizer.from_pretrained(base).save_pretrained(tmp)
-        (tmp / _DONE).write_text(json.dumps({"base": base.name, "adapter": str(adapter)}, indent=2) + "\n",
-                                 encoding="utf-8")
-        for path in (tmp, *tmp.iterdir()):
-            path.chmod(0o755 if path.is_dir() else 0o644)
-        try:
-            os.rename(tmp, final)
-        except OSError:
-            if not (final / _DONE).exists():
-                raise
-            shutil.rmtree(tmp, ignore_errors=True)  # another process finished first
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+        return {"base": base.name, "adapter": str(adapter)}
+
+    publish(final, write)
     return final
 
 
 def bundled_abstain_dir() -> Path:
     """The merged ``bundled-abstain`` checkpoint (built on first use, then cached)."""
-    from abstain.backends.bundled import bundled_model_dir
-
     return merged_dir(bundled_model_dir(), bundled_abstain_adapter())

@@ -23,20 +23,22 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Callable
 from functools import lru_cache
 from importlib import util
 from pathlib import Path
+from typing import Any
 
 from abstain.paths import cache_dir
 
-__all__ = ["BUNDLED_NAME", "bundled_model_dir", "gguf_path"]
+__all__ = ["BUNDLED_NAME", "DONE", "bundled_model_dir", "gguf_path", "publish"]
 
 log = logging.getLogger(__name__)
 
 BUNDLED_NAME = "SmolLM2-135M-Instruct"
 _GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _LAYOUT = 1  # bump when the cached checkpoint's layout changes
-_DONE = "abstain-complete.json"  # written last: a folder without it is not a finished checkpoint
+DONE = _DONE = "abstain-complete.json"  # written last: a folder without it is not a finished checkpoint
 _STALE_S = 3600  # temporary build folders older than this were left by a crash
 
 
@@ -80,10 +82,7 @@ def bundled_model_dir() -> Path:
 def _build(gguf: Path, sha: str, final: Path) -> None:
     from transformers import AutoModelForCausalLM, AutoTokenizer, GgufConfig, __version__
 
-    _remove_stale(final)
-    log.info("dequantizing %s once into %s", gguf.name, final)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
-    try:
+    def write(tmp: Path) -> dict[str, str]:
         tokenizer = AutoTokenizer.from_pretrained(gguf.parent, gguf_file=gguf.name)
         model = AutoModelForCausalLM.from_pretrained(
             gguf.parent, gguf_file=gguf.name, quantization_config=GgufConfig(dequantize=True)
@@ -92,7 +91,23 @@ def _build(gguf: Path, sha: str, final: Path) -> None:
             raise RuntimeError(f"{gguf.name}: transformers kept a quantizer after dequantizing; cannot cache it")
         model.save_pretrained(tmp)
         tokenizer.save_pretrained(tmp)
-        record = {"source": gguf.name, "sha256": sha, "transformers": __version__, "dtype": str(model.dtype)}
+        return {"source": gguf.name, "sha256": sha, "transformers": __version__, "dtype": str(model.dtype)}
+
+    log.info("dequantizing %s once into %s", gguf.name, final)
+    publish(final, write)
+
+
+def publish(final: Path, write: Callable[[Path], dict[str, Any]]) -> None:
+    """Build a cached model folder atomically: ``write(tmp)`` fills a temporary folder next to ``final`` and
+    returns the record for its done marker; the folder is then renamed to ``final`` (world-readable).
+
+    Crashed builds' temporary folders are removed first; if another process publishes ``final`` first,
+    its copy wins. Example: ``publish(root / "my-model", lambda tmp: save_into(tmp) or {"source": "x"})``.
+    """
+    _remove_stale(final)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
+    try:
+        record = write(tmp)
         (tmp / _DONE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
         for path in (tmp, *tmp.iterdir()):
             path.chmod(0o755 if path.is_dir() else 0o644)

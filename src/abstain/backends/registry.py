@@ -31,23 +31,33 @@ BACKEND_KINDS = ("bundled", "bundled-abstain", "hf", "openai", "vllm")
 _USAGE = "use bundled, bundled-abstain, hf:<path or hub id>, openai:<model> or vllm:<model>"
 
 
+def _bundled_dir() -> Any:
+    from abstain.backends.bundled import bundled_model_dir
+
+    return bundled_model_dir()
+
+
+def _bundled_abstain_dir() -> Any:
+    from abstain.backends.adapted import bundled_abstain_dir
+
+    return bundled_abstain_dir()
+
+
+#: the shipped models: their dense checkpoint folder, built (and cached) on first use
+_SHIPPED = {"bundled": _bundled_dir, "bundled-abstain": _bundled_abstain_dir}
+
+
 def make_backend(spec: str, **options: Any) -> Backend:
     """The backend named by ``spec`` (see the table above); its ``name`` is ``spec`` itself."""
     kind, sep, model = spec.strip().partition(":")
     model = model.strip()
-    if kind == "bundled" and not model:
-        from abstain.backends.bundled import bundled_model_dir
-
+    if kind in _SHIPPED:
+        if model:
+            raise ValueError(f"unknown backend spec {spec!r}: {_USAGE}")
         hf = _import_hf()
-        checked = _options(hf.HFOptions, options, kind)  # before the (first-time: slow) cache build
-        return hf.HFBackend(bundled_model_dir(), checked, name="bundled")
-    if kind == "bundled-abstain" and not model:
-        from abstain.backends.adapted import bundled_abstain_dir
-
-        hf = _import_hf()
-        checked = _options(hf.HFOptions, options, "bundled")
-        return hf.HFBackend(bundled_abstain_dir(), checked, name="bundled-abstain")
-    if kind not in BACKEND_KINDS or kind in ("bundled", "bundled-abstain") or not sep:
+        checked = _options(hf.HFOptions, options, "bundled")  # before the (first-time: slow) cache build
+        return hf.HFBackend(_SHIPPED[kind](), checked, name=kind)
+    if kind not in BACKEND_KINDS or not sep:
         raise ValueError(f"unknown backend spec {spec!r}: {_USAGE}")
     if not model:
         raise ValueError(f"backend spec {spec!r} names no model: {_USAGE}")

@@ -11,6 +11,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from abstain.cli.common import console, fail, friendly_errors
 from abstain.train.recipe import load_recipe, shipped_recipes
+from abstain.train.runner import trainer
 
 __all__ = ["TrainProgress", "register"]
 
@@ -73,12 +74,7 @@ def register(app: typer.Typer) -> None:
                **options: Any) -> None:
         with friendly_errors():
             loaded = load_recipe(recipe, set_ or [], kind=kind)
-            if kind == "grpo":
-                from abstain.train.grpo import run_grpo as run
-            elif kind == "sft":
-                from abstain.train.sft import run_sft as run
-            else:
-                from abstain.train.dpo import run_dpo as run
+            run = trainer(kind)
             folder = _out(loaded, out)
             with TrainProgress() as bars:
                 try:

@@ -18,25 +18,11 @@ from typing import Any
 
 from abstain.schema import write_json
 from abstain.train.recipe import PipelineRecipe
-from abstain.train.runner import FINAL, TrainResult, TrainRun
+from abstain.train.runner import TrainResult, TrainRun, trainer
 
 __all__ = ["run_pipeline"]
 
 StageProgress = Callable[[str, str], Any]  # (stage name, kind) -> a progress callback for that stage
-
-
-def _runner(kind: str) -> Callable[..., TrainResult]:
-    if kind == "grpo":
-        from abstain.train.grpo import run_grpo
-
-        return run_grpo
-    if kind == "sft":
-        from abstain.train.sft import run_sft
-
-        return run_sft
-    from abstain.train.dpo import run_dpo
-
-    return run_dpo
 
 
 def run_pipeline(pipeline: PipelineRecipe, out: str, progress: StageProgress | None = None,
@@ -53,17 +39,16 @@ def run_pipeline(pipeline: PipelineRecipe, out: str, progress: StageProgress | N
         record["stages"] = json.loads((folder / "pipeline.json").read_text(encoding="utf-8")).get("stages", {})
     for stage, recipe in stages:
         run = TrainRun(folder / stage.name)
-        if (run.final / "config.json").exists():
+        if (done := run.finished()) is not None:
             if on_stage:
                 on_stage(stage.name, "done before")
-            steps = len(run.read_metrics())
-            results.append(TrainResult(run.path, run.final, steps, run.path / "metrics.jsonl"))
+            results.append(done)
             continue
         if on_stage:
             on_stage(stage.name, "started")
         start = time.time()
         callback = progress(stage.name, recipe.kind) if progress else None
-        result = _runner(recipe.kind)(recipe, str(run.path), resume=run.last_checkpoint() is not None,
+        result = trainer(recipe.kind)(recipe, str(run.path), resume=run.last_checkpoint() is not None,
                                       progress=callback)
         results.append(result)
         record["stages"][stage.name] = {"steps": result.steps, "seconds": round(time.time() - start, 1),
@@ -71,5 +56,4 @@ def run_pipeline(pipeline: PipelineRecipe, out: str, progress: StageProgress | N
         write_json(folder / "pipeline.json", record)
         if on_stage:
             on_stage(stage.name, "done")
-    assert all((r.out / FINAL).exists() for r in results)
     return results

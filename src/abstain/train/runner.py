@@ -36,14 +36,15 @@ from abstain.runs import RunDir
 from abstain.schema import DataError, write_json
 from abstain.train.recipe import Recipe
 
-__all__ = ["CHECKPOINTS", "FINAL", "METRICS", "TrainResult", "TrainRun", "adapter_dir", "policy", "resolve_model",
-           "versions"]
+__all__ = ["CHECKPOINTS", "FINAL", "FINISHED", "METRICS", "TrainResult", "TrainRun", "adapter_dir", "policy",
+           "resolve_model", "trainer", "versions"]
 
 log = logging.getLogger(__name__)
 
 CHECKPOINTS = "checkpoints"
 FINAL = "final"
 METRICS = "metrics.jsonl"
+FINISHED = "abstain_train.json"  # in final/: the recipe, steps and versions of a finished run
 ProgressFn = Callable[[int, int, dict[str, float]], None]
 
 
@@ -187,9 +188,17 @@ class TrainRun:
         model.save_pretrained(self.final)
         if tokenizer is not None:
             tokenizer.save_pretrained(self.final)
-        write_json(self.final / "abstain_train.json", {
+        write_json(self.final / FINISHED, {
             "recipe": recipe.model_dump(mode="json"), "steps": trainer.state.global_step, "versions": versions()})
         return self.final
+
+    def finished(self) -> TrainResult | None:
+        """What an earlier session's finished run produced (``final/abstain_train.json``), else None."""
+        path = self.final / FINISHED
+        if not path.exists():
+            return None
+        steps = json.loads(path.read_text(encoding="utf-8"))["steps"]
+        return TrainResult(self.path, self.final, steps, self.path / METRICS)
 
 
 def _plain(value: Any) -> Any:
@@ -265,6 +274,23 @@ def finish(trainer: Any, run: TrainRun, recipe: Recipe, checkpoint: str | None) 
     quiet(trainer).train(resume_from_checkpoint=checkpoint)
     final = run.save_final(trainer, recipe)
     return TrainResult(run.path, final, trainer.state.global_step, run.path / METRICS)
+
+
+def trainer(kind: str) -> Callable[..., TrainResult]:
+    """The ``run_*`` function of a recipe kind (``grpo``, ``sft``, ``dpo``), imported only when asked for."""
+    if kind == "grpo":
+        from abstain.train.grpo import run_grpo
+
+        return run_grpo
+    if kind == "sft":
+        from abstain.train.sft import run_sft
+
+        return run_sft
+    if kind == "dpo":
+        from abstain.train.dpo import run_dpo
+
+        return run_dpo
+    raise ValueError(f"no trainer for recipe kind {kind!r} (grpo, sft or dpo)")
 
 
 def set_threads(n: int) -> None:
