@@ -27,7 +27,7 @@ import numpy as np
 
 from abstain.metrics.aca import BehaviorValues, aca_metrics, idk_metrics
 from abstain.metrics.ab import ab_accuracy, ab_metrics
-from abstain.metrics.counts import SHAPE, Counts, keep_fields
+from abstain.metrics.counts import Counts, kept
 from abstain.metrics.macro import macro_metrics
 from abstain.metrics.r1 import r1_clarification_metrics, r1_metrics, r1_refusal_metrics
 from abstain.metrics.ua import ua_metrics
@@ -87,11 +87,6 @@ FAMILIES: tuple[Family, ...] = (
 )
 
 
-def _kept(c: np.ndarray, needs: tuple[str, ...]) -> np.ndarray:
-    flat = c.reshape(c.shape[: c.ndim - len(SHAPE)] + (-1,)) * keep_fields(needs)
-    return flat.reshape(c.shape)
-
-
 def _point(value: np.ndarray) -> float | None:
     v = float(value)
     return None if math.isnan(v) else v
@@ -122,8 +117,8 @@ def _with_cis(
     for family in FAMILIES:
         if only is not None and family.prefix != only:
             continue
-        point = family.fn(_kept(point_c, family.needs), config, has_clar)
-        boot = family.fn(_kept(boot_c, family.needs), config, has_clar) if boot_c is not None else {}
+        point = family.fn(kept(point_c, family.needs), config, has_clar)
+        boot = family.fn(kept(boot_c, family.needs), config, has_clar) if boot_c is not None else {}
         for name, value in point.items():
             key = f"{family.prefix}.{name}"
             out[key] = _point(value)

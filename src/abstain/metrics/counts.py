@@ -59,6 +59,7 @@ __all__ = [
     "count",
     "f1",
     "keep_fields",
+    "kept",
     "ratio",
     "row_cell",
     "total",
@@ -169,6 +170,12 @@ def keep_fields(needs: tuple[str, ...]) -> np.ndarray:
     is left out of that family only.
     """
     return cell_mask(lambda r: not any(name in r.judge_errors for name in needs)).astype(float)
+
+
+def kept(c: np.ndarray, needs: tuple[str, ...]) -> np.ndarray:
+    """``c`` with the rows whose judge failed on one of the ``needs`` fields taken out (same shape)."""
+    flat = c.reshape(c.shape[: c.ndim - len(SHAPE)] + (-1,)) * keep_fields(needs)
+    return flat.reshape(c.shape)
 
 
 def count(c: np.ndarray, mask: np.ndarray, label: int | None = None) -> np.ndarray:

@@ -30,22 +30,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from abstain.metrics.counts import ABSTAINED, ANS, CORRECT, UNANS, count, keep_fields, total
+from abstain.metrics.counts import ABSTAINED, ANS, CORRECT, UNANS, count, kept, total
+from abstain.metrics.ua import safe_div
 
 __all__ = ["macro_metrics"]
-
-
-def _zero_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
-    num, den = np.asarray(num, dtype=float), np.asarray(den, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(den > 0, num / np.where(den > 0, den, 1.0), 0.0)
-
-
-def _kept(c: np.ndarray, needs: tuple[str, ...]) -> np.ndarray:
-    from abstain.metrics.counts import SHAPE
-
-    flat = c.reshape(c.shape[: c.ndim - len(SHAPE)] + (-1,)) * keep_fields(needs)
-    return flat.reshape(c.shape)
 
 
 def macro_metrics(tensors: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
@@ -55,15 +43,15 @@ def macro_metrics(tensors: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
         return {"precision": nan, "recall": nan, "f1": nan, "accuracy": nan, "datasets": np.array(0.0)}
     precision, recall, f1, accuracy, answerable = [], [], [], [], []
     for c in tensors:
-        labelled = _kept(c, ("behavior",))  # an unknown abstention label drops the row
+        labelled = kept(c, ("behavior",))  # an unknown abstention label drops the row
         tp = count(labelled, ABSTAINED, label=UNANS)
-        p = _zero_div(tp, count(labelled, ABSTAINED))
-        r = _zero_div(tp, total(labelled, label=UNANS))
+        p = safe_div(tp, count(labelled, ABSTAINED))
+        r = safe_div(tp, total(labelled, label=UNANS))
         precision.append(p)
         recall.append(r)
-        f1.append(_zero_div(2 * p * r, p + r))
+        f1.append(safe_div(2 * p * r, p + r))
         n_a = total(c, label=ANS)  # a failed correctness judgment counts as wrong
-        accuracy.append(_zero_div(count(c, CORRECT, label=ANS), n_a))
+        accuracy.append(safe_div(count(c, CORRECT, label=ANS), n_a))
         answerable.append(n_a > 0)
     has_a = np.stack(answerable).astype(float)
     acc = np.stack(accuracy)
