@@ -10,7 +10,7 @@ import pytest
 
 from abstain.protocols import get_protocol
 from abstain.schema import Item
-from abstain.train import abstain_cot
+from abstain.data import files
 from abstain.train.abstain_cot import ABSTAIN_COT_SUBSETS, abstain_cot_dir, box_answer, load_abstain_cot
 
 # line counts of the shipped files (wc -l), per subset: (answerable, unanswerable)
@@ -28,7 +28,7 @@ def test_shipped_with_source_and_readme():
 
 
 def test_all_rows_load_under_the_clarify_prompt(caplog, monkeypatch):
-    monkeypatch.setattr(abstain_cot, "_notified", [])
+    monkeypatch.setattr(files, "NOTIFIED", set())
     with caplog.at_level(logging.WARNING, logger="abstain.train.abstain_cot"):
         cot = load_abstain_cot()
     assert "research use only" in caplog.text

@@ -42,6 +42,7 @@ class HardConfig:
     depths: tuple[int, ...] = field(default=(6, 7, 8), metadata={"help": "solution-path depths, round robin"})
     distractors: tuple[int, ...] = field(default=(2, 3), metadata={"help": "distractor facts per problem"})
     allow_heldout_seed: bool = field(default=False, metadata={"help": "only the held-out build sets it"})
+    exclude_questions: frozenset[str] = field(default=frozenset(), metadata={"help": "never emit these texts"})
 
     def __post_init__(self) -> None:
         check_seed(self.seed, self.allow_heldout_seed)
@@ -90,7 +91,13 @@ def make_hard(seed: int, index: int, themes: Sequence[str] = HARD_THEMES, depth:
 
 
 def generate_hard(cfg: HardConfig) -> Iterator[Item]:
-    """Yield ``cfg.n`` certified hard items (depths and distractor counts round robin)."""
-    for i in range(cfg.n):
-        yield make_hard(cfg.seed, i, cfg.themes, cfg.depths[i % len(cfg.depths)],
-                        cfg.distractors[i % len(cfg.distractors)])
+    """Yield ``cfg.n`` certified hard items (depths and distractor counts round robin), skipping any whose
+    question is in ``cfg.exclude_questions``."""
+    made, i = 0, 0
+    while made < cfg.n:
+        item = make_hard(cfg.seed, i, cfg.themes, cfg.depths[i % len(cfg.depths)],
+                         cfg.distractors[i % len(cfg.distractors)])
+        i += 1
+        if item.question not in cfg.exclude_questions:
+            made += 1
+            yield item

@@ -37,6 +37,8 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
+from abstain.data.abstain_r1 import REASONING_SUBSETS
+from abstain.data.files import notice_once
 from abstain.schema import DataError, Item, Pred
 from abstain.train.check import score_targets
 from abstain.train.sft_data import SFTRow, sft_row
@@ -48,13 +50,11 @@ log = logging.getLogger(__name__)
 
 ABSTAIN_COT_SUBSETS = ("alcuna", "bbq", "falseqa", "gsm8k_abstain", "known_unknown_questions", "mediq",
                        "moral_choice", "musique", "qaqa", "squad2", "umwp")
-_MATH = ("gsm8k_abstain", "umwp")
 ABSTAIN_COT_NOTICE = (
     "Abstain-CoT (Abstain-R1, Apache-2.0) derives from datasets with their own terms (CC-BY-SA-4.0, CC-BY-4.0, "
     "unstated): research use only (src/abstain/data/abstain_cot/SOURCE.txt). Its umwp subset overlaps the UMWP "
     "benchmark."
 )
-_notified: list[bool] = []
 
 
 def abstain_cot_dir() -> Path:
@@ -119,9 +119,7 @@ def load_abstain_cot(subsets: tuple[str, ...] | None = None, drop_inconsistent: 
     unknown = sorted(set(chosen) - set(ABSTAIN_COT_SUBSETS))
     if unknown or not chosen:
         raise ValueError(f"unknown Abstain-CoT subsets {unknown}; choose from {', '.join(ABSTAIN_COT_SUBSETS)}")
-    if not _notified:
-        _notified.append(True)
-        log.warning(ABSTAIN_COT_NOTICE)
+    notice_once("abstain_cot", ABSTAIN_COT_NOTICE, log)
     items: list[Item] = []
     answers: list[str] = []
     for subset in chosen:
@@ -131,7 +129,7 @@ def load_abstain_cot(subsets: tuple[str, ...] | None = None, drop_inconsistent: 
                 raise DataError(f"{path}: missing from the package; reinstall abstain")
             for n, row in enumerate(_read(path)):
                 items.append(Item(id=f"abstain_cot-{subset}-{label[0]}{n:04d}", question=row["question"], answers=[],
-                                  label=label, category="reasoning" if subset in _MATH else "knowledge",
+                                  label=label, category="reasoning" if subset in REASONING_SUBSETS else "knowledge",
                                   source=f"abstain_cot/{subset}"))
                 text = row["answer"]
                 answers.append(box_answer(text) if box_answers and label == "answerable" else text)

@@ -21,10 +21,11 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterator
+from itertools import chain
 from dataclasses import dataclass, field
 
 from abstain.schema import Item
-from abstain.synth.hard import HARD_THEMES, make_hard
+from abstain.synth.hard import HardConfig, generate_hard
 from abstain.synth.heldout import heldout_questions
 from abstain.synth.missing_premise import SynthConfig, SynthPair, generate_missing_premise
 from abstain.synth.perturb import OPERATORS
@@ -87,21 +88,15 @@ def _missing_premise(cfg: MixConfig, exclude: frozenset[str]) -> Iterator[Item]:
 
 
 def _hard(cfg: MixConfig, exclude: frozenset[str]) -> Iterator[Item]:
-    wanted, index = cfg.counts[0], 0
-    made = 0
-    while made < wanted:
-        item = make_hard(cfg.seed, index, HARD_THEMES, (6, 7, 8)[index % 3], (2, 3)[index % 2])
-        index += 1
-        if item.question not in exclude:
-            made += 1
-            yield item
+    if cfg.counts[0]:
+        yield from generate_hard(HardConfig(n=cfg.counts[0], seed=cfg.seed, exclude_questions=exclude))
 
 
 def training_items(cfg: MixConfig, on_item: Callable[[int], None] | None = None) -> list[Item]:
     """Draw the mix (shuffled with the seed); see the module docstring."""
     exclude = heldout_questions()
     items = []
-    for item in (*_missing_premise(cfg, exclude), *_hard(cfg, exclude)):
+    for item in chain(_missing_premise(cfg, exclude), _hard(cfg, exclude)):
         items.append(item)
         if on_item is not None:
             on_item(1)

@@ -23,7 +23,7 @@ from collections import defaultdict
 
 from abstain.schema import Item
 from abstain.synth.themes import fraction_word, times_word
-from abstain.train.targets.words import vocabulary
+from abstain.train.targets.words import capitalize, vocabulary
 
 __all__ = ["fact_sentences"]
 
@@ -73,8 +73,7 @@ def fact_sentences(item: Item) -> dict[str, str]:
         if kind == "part":
             slots["f"] = fraction_word(int(groups["n"]))
         for template in theme.t[kind]:
-            text = template.format_map(slots)
-            text = text[:1].upper() + text[1:]
+            text = capitalize(template.format_map(slots))
             if text in item.question:
                 out[var] = text
                 break

@@ -26,6 +26,7 @@ Example:
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from fractions import Fraction
 from typing import Any
 
 from abstain.synth.exact import parse_linear
+from abstain.train.targets.words import capitalize
 
 __all__ = ["Check", "Lin", "Walk", "format_number"]
 
@@ -64,7 +66,7 @@ class Lin:
     def __str__(self) -> str:
         if self.a == 0:
             return format_number(self.b)
-        den = self.a.denominator * self.b.denominator // _gcd(self.a.denominator, self.b.denominator)
+        den = math.lcm(self.a.denominator, self.b.denominator)
         a, b = self.a * den, self.b * den  # integers now
         coeff = "x" if a == 1 else "-x" if a == -1 else f"{format_number(a)}x"
         body = coeff if b == 0 else f"{coeff} {'+' if b > 0 else '-'} {format_number(abs(b))}"
@@ -80,19 +82,12 @@ class Lin:
         return text if number or monomial else f"({text})"
 
 
-def _gcd(a: int, b: int) -> int:
-    while b:
-        a, b = b, a % b
-    return a
-
-
 @dataclass
 class Check:
     """The check of what a question needs: one line per needed quantity, and the missing one (if any)."""
 
     lines: list[str]
     missing: str | None
-    needed: list[str]  # the quantities checked, in order (the missing one last)
 
 
 @dataclass
@@ -159,23 +154,18 @@ class Walk:
         ``missing(var)`` writes the line of an undefined quantity (default ``"<noun> = unknown."``);
         ``quotes`` maps a quantity to the sentence stating it, written (in quotes) before its equation.
         """
-        lines, seen, queue = [], [], [self.target]
-        while queue:
-            var = queue.pop(0)
-            if var in seen:
-                continue
-            seen.append(var)
+        lines: list[str] = []
+        for var in self.needed():  # breadth first; an undefined quantity has no parents, so it ends the walk here
             if var not in self.defs:
-                lines.append(missing(var) if missing else _cap(f"{noun(var)} = unknown."))
-                return Check(lines, var, seen)
+                lines.append(missing(var) if missing else capitalize(f"{noun(var)} = unknown."))
+                return Check(lines, var)
             expr = self.defs[var]
             words = self._in_words(expr, noun)
             if not self.parents(var) and not _is_literal(expr):  # a given product: compute it at once
                 words += f" = {self.value(var)}"
             said = f'"{quotes[var]}" ' if quotes and var in quotes else ""
-            lines.append(said + _cap(f"{noun(var)} = {words}."))
-            queue.extend(self.parents(var))
-        return Check(lines, None, seen)
+            lines.append(said + capitalize(f"{noun(var)} = {words}."))
+        return Check(lines, None)
 
     def value(self, var: str, free: str | None = None) -> Lin:
         """The exact value of ``var``, as a form in ``x`` when ``free`` (the missing quantity) is set."""
@@ -227,7 +217,7 @@ class Walk:
             substituted = self._in_words(self.defs[var], noun, values)
             result = str(self.value(var, free))
             same = substituted.replace(" ", "") == result.replace(" ", "")
-            lines.append(_cap(f"{noun(var)} = {result if same else f'{substituted} = {result}'}."))
+            lines.append(capitalize(f"{noun(var)} = {result if same else f'{substituted} = {result}'}."))
         return lines
 
     def given_numbers(self) -> list[Fraction]:
@@ -236,10 +226,6 @@ class Walk:
         for var in self.needed():
             nums += [Fraction(t) for t in re.findall(r"\d+(?:\.\d+)?", self.defs.get(var, ""))]
         return nums
-
-
-def _cap(line: str) -> str:
-    return line[:1].upper() + line[1:]
 
 
 def _is_literal(expr: str) -> bool:
