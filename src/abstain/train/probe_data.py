@@ -30,7 +30,6 @@ Example:
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -41,7 +40,7 @@ from abstain.probe import ProbeRow, ProbeSample
 from abstain.protocols import get_protocol
 from abstain.schema import Item, Pred
 from abstain.train.check import verify_targets
-from abstain.train.sft_data import Message, SFTBuild, sft_row
+from abstain.train.sft_data import Message, SFTBuild, SFTRow, sft_row
 from abstain.train.targets.build import Intent
 
 __all__ = ["DPOBuild", "DPORow", "ProbeDataConfig", "dpo_rows", "idk_target", "rft_rows", "rtuning_rows"]
@@ -139,13 +138,13 @@ def _check(planned: Sequence[_Planned], config: ProbeDataConfig) -> tuple[list[_
     return [p for i, p in enumerate(planned) if i not in failures], dropped
 
 
-def _sft(planned: list[_Planned], skipped: list[tuple[str, str]], config: ProbeDataConfig) -> SFTBuild:
+def _sft(planned: list[_Planned], skipped: list[tuple[str, str]], config: ProbeDataConfig) -> SFTBuild[SFTRow]:
     kept, dropped = _check(planned, config)
     rows = [sft_row(p.item, p.protocol, p.texts[0], p.kind) for p in kept]
-    return SFTBuild(rows, dict(sorted(Counter(r.target_kind for r in rows).items())), skipped + dropped)
+    return SFTBuild.of(rows, lambda r: r.target_kind, skipped + dropped)
 
 
-def rtuning_rows(probe: Sequence[ProbeRow], config: ProbeDataConfig = ProbeDataConfig()) -> SFTBuild:
+def rtuning_rows(probe: Sequence[ProbeRow], config: ProbeDataConfig = ProbeDataConfig()) -> SFTBuild[SFTRow]:
     """R-Tuning SFT rows: "I don't know" where the model is out of knowledge, an answer elsewhere."""
     planned, skipped = [], []
     for row in probe:
@@ -167,7 +166,7 @@ def rtuning_rows(probe: Sequence[ProbeRow], config: ProbeDataConfig = ProbeDataC
     return _sft(planned, skipped, config)
 
 
-def rft_rows(probe: Sequence[ProbeRow], config: ProbeDataConfig = ProbeDataConfig()) -> SFTBuild:
+def rft_rows(probe: Sequence[ProbeRow], config: ProbeDataConfig = ProbeDataConfig()) -> SFTBuild[SFTRow]:
     """RFT SFT rows: every distinct accepted sample (correct answers; refusals of unanswerable items)."""
     planned = []
     for row in probe:
@@ -202,16 +201,10 @@ class DPORow(BaseModel):
     p_hat: float | None = None
 
 
-@dataclass
-class DPOBuild:
-    """Built pairs, how many of each kind, and the items left out (id, why)."""
-
-    rows: list[DPORow]
-    counts: dict[str, int]
-    dropped: list[tuple[str, str]] = field(default_factory=list)
+DPOBuild = SFTBuild  # DPOBuild[DPORow]: the pairs, counted by pair kind
 
 
-def dpo_rows(probe: Sequence[ProbeRow], config: ProbeDataConfig = ProbeDataConfig()) -> DPOBuild:
+def dpo_rows(probe: Sequence[ProbeRow], config: ProbeDataConfig = ProbeDataConfig()) -> SFTBuild[DPORow]:
     """DPO pairs: IDK over a wrong sampled answer (out of knowledge), a correct one over IDK (known)."""
     planned, skipped = [], []
     p_hats = {}
@@ -239,4 +232,4 @@ def dpo_rows(probe: Sequence[ProbeRow], config: ProbeDataConfig = ProbeDataConfi
             answers=p.item.answers, label=p.item.label, category=p.item.category, source=p.item.source,
             protocol=p.protocol, pair_kind=p.kind, p_hat=p_hats[p.item.id],
         ))
-    return DPOBuild(rows, dict(sorted(Counter(r.pair_kind for r in rows).items())), skipped + dropped)
+    return DPOBuild.of(rows, lambda r: r.pair_kind, skipped + dropped)

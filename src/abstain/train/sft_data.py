@@ -30,7 +30,7 @@ import statistics
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -136,13 +136,21 @@ def sft_row(item: Item, protocol: str, completion: str, kind: str) -> SFTRow:
     )
 
 
-@dataclass
-class SFTBuild:
-    """Built rows, how many of each target kind, and the items left out (id, why)."""
+RowT = TypeVar("RowT", bound=BaseModel)
 
-    rows: list[SFTRow]
+
+@dataclass
+class SFTBuild(Generic[RowT]):
+    """Built rows (SFT rows, or DPO pairs), how many of each kind, and the items left out (id, why)."""
+
+    rows: list[RowT]
     counts: dict[str, int]
     dropped: list[tuple[str, str]] = field(default_factory=list)
+
+    @classmethod
+    def of(cls, rows: list[RowT], kind: Callable[[RowT], str], dropped: list[tuple[str, str]]) -> SFTBuild[RowT]:
+        """The build of ``rows``, counted by ``kind(row)`` (sorted by kind)."""
+        return cls(rows, dict(sorted(Counter(kind(r) for r in rows).items())), dropped)
 
 
 def assign_aca(items: Sequence[Item], mix: Sequence[tuple[str, float]], seed: int) -> dict[str, str]:
@@ -194,9 +202,7 @@ def build_sft(items: Iterable[Item], config: SFTConfig,
         shown = "; ".join(f"{i}: {why}" for i, why in failures[:3])
         raise ValueError(f"{len(failures)} built targets fail abstain's scorer ({shown}); "
                          "set on_fail='drop' (--on-fail drop) to leave them out")
-    dropped += failures
-    counts = dict(sorted(Counter(r.target_kind for r in rows).items()))
-    return SFTBuild(rows, counts, dropped)
+    return SFTBuild.of(rows, lambda r: r.target_kind, dropped + failures)
 
 
 def write_sft(path: Any, rows: Iterable[BaseModel]) -> int:
