@@ -19,39 +19,37 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from abstain.outcomes import is_refusal
-from abstain.schema import ScoredRow, read_jsonl
+from abstain.schema import ScoredRow, benchmark_of, read_jsonl
 from abstain.runs import SCORED
 
 NUMBER = re.compile(r"\d+(?:\.\d+)?")
 BINS = (("≤ 2 numbers", 0, 2), ("3–4 numbers", 3, 4), ("≥ 5 numbers", 5, 10**9))
 
 
-def table(run: Path) -> list[str]:
+def table(name: str, scored: list[ScoredRow]) -> list[str]:
     counts: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0])
-    for row in read_jsonl(run / SCORED, ScoredRow):
-        if row.id.startswith("selfaware"):
+    for row in scored:
+        if benchmark_of(row) == "selfaware":
             continue
         n = len(NUMBER.findall(row.question))
-        name = next(b for b, lo, hi in BINS if lo <= n <= hi)
-        cell = counts[(name, str(row.label))]
+        cell = counts[(next(b for b, lo, hi in BINS if lo <= n <= hi), str(row.label))]
         cell[0] += 1
         cell[1] += is_refusal(row)
-    lines = [f"{run.name}:", "| question states | refuses answerable | refuses unanswerable |", "|---|---|---|"]
-    for name, _, _ in BINS:
+    lines = [f"{name}:", "| question states | refuses answerable | refuses unanswerable |", "|---|---|---|"]
+    for bin_name, _, _ in BINS:
         cells = []
         for label in ("answerable", "unanswerable"):
-            total, refused = counts[(name, label)]
+            total, refused = counts[(bin_name, label)]
             cells.append(f"{refused / total:.2f} ({refused}/{total})" if total else "—")
-        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        lines.append(f"| {bin_name} | " + " | ".join(cells) + " |")
     return lines
 
 
 def _pair_key(row: ScoredRow) -> str | None:
-    return (row.meta or {}).get("pair_id") or getattr(row, "pair_id", None)
+    return row.meta.get("pair_id") or getattr(row, "pair_id", None)
 
 
-def pairs(run: Path) -> list[str]:
-    scored = read_jsonl(run / SCORED, ScoredRow)
+def pairs(scored: list[ScoredRow]) -> list[str]:
     originals = {row.id: row for row in scored if row.label == "answerable"}
     for row in scored:  # an original is found by its id or by the pair key it shares with its twin
         if row.label == "answerable" and (key := _pair_key(row)):
@@ -63,7 +61,7 @@ def pairs(run: Path) -> list[str]:
             continue
         twin, orig = is_refusal(row), is_refusal(original)
         kind = "apart" if twin and not orig else "reversed" if orig and not twin else "both refused" if twin else "both answered"
-        counts[str((row.meta or {}).get("benchmark") or row.id.split("-")[0])][kind] += 1
+        counts[benchmark_of(row)][kind] += 1
     lines = ["| benchmark | pairs | twin refused, original answered | reversed | both refused | both answered |",
              "|---|---|---|---|---|---|"]
     for bench, c in sorted(counts.items()):
@@ -74,7 +72,8 @@ def pairs(run: Path) -> list[str]:
 
 def main() -> None:
     for arg in sys.argv[1:]:
-        print("\n".join(table(Path(arg)) + [""] + pairs(Path(arg))), end="\n\n")
+        scored = read_jsonl(Path(arg) / SCORED, ScoredRow)
+        print("\n".join(table(Path(arg).name, scored) + [""] + pairs(scored)), end="\n\n")
 
 
 if __name__ == "__main__":

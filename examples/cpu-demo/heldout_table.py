@@ -13,6 +13,8 @@ import random
 import sys
 from pathlib import Path
 
+from table import cell, load  # the sibling script
+
 
 def boxed_ci(path: Path, resamples: int = 1000, seed: int = 0) -> tuple[float, float, float]:
     rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
@@ -28,13 +30,10 @@ def main(folder: str, runs: list[str]) -> None:
     print("|" + "---|" * (len(keys) + 3))
     for run in runs:
         path = Path(folder) / run
-        metrics = json.loads((path / "metrics.json").read_text())
-        block = next(iter(metrics["protocols"].values()))
+        metrics, protocol = load(path)
+        block = metrics["protocols"][protocol]
         b, lo, hi = boxed_ci(path / "scored.jsonl")
-        cells = []
-        for key, _ in keys:
-            value, ci = block[key], block.get(f"{key}_ci")
-            cells.append(f"{value:.2f} [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else f"{value:.2f}")
+        cells = [cell(block, key, signed=False) for key, _ in keys]
         n = block["n.answerable"] + block["n.unanswerable"]
         print(f"| {run} | {n} | {b:.2f} [{lo:.2f}, {hi:.2f}] | " + " | ".join(cells) + " |")
 

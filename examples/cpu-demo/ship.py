@@ -18,6 +18,7 @@ from pathlib import Path
 import yaml
 
 from abstain.train.runner import export_adapter
+from table import cell, load  # the sibling script
 
 KEYS = ("r1.u_ref", "r1.a_fu", "r1.discrimination", "r1.a_acc", "ab.f1")
 STAGES = ("sft", "grpo")
@@ -31,11 +32,7 @@ SFT_ONLY = (
 
 
 def _row(name: str, block: dict) -> str:
-    cells = []
-    for key in KEYS:
-        value, ci = block.get(key), block.get(f"{key}_ci")
-        cells.append("—" if value is None else f"{value:.2f} [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else f"{value:.2f}")
-    return f"| {name} | " + " | ".join(cells) + " |"
+    return f"| {name} | " + " | ".join(cell(block, key, signed=False) for key in KEYS) + " |"
 
 
 def _stage_line(name: str, recipe: dict) -> str:
@@ -78,8 +75,7 @@ def card(pipeline: Path, evals: Path, stage: str, arm: str) -> str:
         "|" + "---|" * (len(KEYS) + 1),
     ]
     for folder, name in (("base", "bundled (base)"), (arm, "bundled-abstain")):
-        metrics = json.loads((evals / folder / "metrics.json").read_text())
-        protocol = next(iter(metrics["protocols"]))
+        metrics, protocol = load(evals / folder)
         block = metrics["protocols"][protocol]
         n = block["n.answerable"] + block["n.unanswerable"]
         lines.append(_row(f"{name}, all {n} items", block))

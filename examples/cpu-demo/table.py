@@ -19,17 +19,24 @@ BEHAVIORS = ("SH", "EA", "ABS", "COND", "ELICIT")
 ORDER = ("heldout", "umwp", "mip_gsm8k", "treecut", "selfaware")
 
 
-def cell(block: dict, key: str) -> str:
+def cell(block: dict, key: str, signed: bool | None = None) -> str:
+    """``value [lo, hi]`` of ``key`` in a metrics block (— when undefined); signed: discrimination by default."""
     value, ci = block.get(key), block.get(f"{key}_ci")
     if value is None:
         return "—"
-    return f"{value:+.2f} [{ci[0]:+.2f}, {ci[1]:+.2f}]" if key == "r1.discrimination" and ci else (
-        f"{value:.2f} [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else f"{value:.2f}")
+    f = "+.2f" if (key == "r1.discrimination" if signed is None else signed) else ".2f"
+    return f"{value:{f}} [{ci[0]:{f}}, {ci[1]:{f}}]" if ci else f"{value:{f}}"
+
+
+def load(run: Path) -> tuple[dict, str]:
+    """A run folder's ``metrics.json`` and its first protocol."""
+    metrics = json.loads((run / "metrics.json").read_text())
+    return metrics, next(iter(metrics["protocols"]))
 
 
 def main(folder: str, arms: list[str]) -> None:
-    metrics = {arm: json.loads((Path(folder) / arm / "metrics.json").read_text()) for arm in arms}
-    protocol = next(iter(metrics[arms[0]]["protocols"]))
+    metrics = {arm: load(Path(folder) / arm)[0] for arm in arms}
+    protocol = load(Path(folder) / arms[0])[1]
     header = ["benchmark", "arm", *(label for _, label in KEYS), "Δ disc.", "behaviors (SH/EA/ABS/COND/ELICIT)"]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
