@@ -273,6 +273,11 @@ def _lite(candidates: Sequence[Item]) -> list[Item]:
             for i in _capped(group, LITE_CAP, random.Random(f"{LITE_SEED}:{name}"))]
 
 
+#: the suites drawn by per-benchmark quotas: (quotas, seed)
+QUOTA_SUITES: dict[str, tuple[dict[str, Quota], int]] = {
+    "quick": (QUICK, QUICK_SEED), "transfer": (TRANSFER, TRANSFER_SEED)}
+
+
 def _suite_candidates(name: str) -> list[Item]:
     if name == "abstain-test-sum":
         return load_benchmark("abstain_test_sum")
@@ -280,10 +285,8 @@ def _suite_candidates(name: str) -> list[Item]:
         return load_benchmark("abstain_test")
     if name == "abstentionbench-lite":
         return _lite_candidates()
-    if name == "quick":
-        return _dedupe([i for b in QUICK for i in _benchmark(b)])
-    if name == "transfer":
-        return _dedupe([i for b in TRANSFER for i in _benchmark(b)])
+    if name in QUOTA_SUITES:
+        return _dedupe([i for b in QUOTA_SUITES[name][0] for i in _benchmark(b)])
     if name == "math":
         return _dedupe([i for b in REASONING for i in load_benchmark(b)])
     if name == "full":
@@ -303,8 +306,8 @@ def _pool(candidates: Sequence[Item], chosen: Sequence[Item]) -> list[Item]:
 def load_suite(name: str, limit: int | None = None, seed: int = 0) -> ItemSet:
     """The items of a named suite (optionally a balanced subset) and its demonstration pool."""
     candidates = _suite_candidates(name)
-    if name in ("quick", "transfer"):
-        base = _quota_suite(QUICK, QUICK_SEED) if name == "quick" else _quota_suite(TRANSFER, TRANSFER_SEED)
+    if name in QUOTA_SUITES:
+        base = _quota_suite(*QUOTA_SUITES[name])
     elif name == "abstentionbench-lite":
         base = _lite(candidates)
     else:
