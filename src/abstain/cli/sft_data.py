@@ -70,7 +70,7 @@ def register(app: typer.Typer) -> None:
         """Build verifiable SFT targets, score every one with abstain's scorer, write prompt/completion rows."""
         with friendly_errors():
             from abstain.schema import Item, read_jsonl
-            from abstain.train.sft_data import SFTConfig, build_sft, parse_aca_mix, token_lengths, write_sft
+            from abstain.train.sft_data import SFTConfig, build_sft, parse_aca_mix
             from abstain.train.targets.build import TargetConfig
 
             if (data is not None) + (synth is not None) + abstain_cot != 1:
@@ -95,28 +95,31 @@ def register(app: typer.Typer) -> None:
                 source = f"synthesis (seed {seed})"
             with progress_bar("building and scoring targets", len(items)) as advance:
                 built = build_sft(items, config, on_progress=advance)
-            written = write_sft(out, built.rows)
-            lengths = None
-            if tokens and built.rows:
-                lengths = token_lengths([r.completion[0]["content"] for r in built.rows])
-        out_console.print(kinds_table(built.rows, lengths, f"SFT targets ({protocol}) from {source}"))
+            written = _write(out, built.rows, tokens, f"SFT targets ({protocol}) from {source}")
         if built.dropped:
             console.print(f"[yellow]dropped {len(built.dropped)} items[/] (first: {built.dropped[0][0]}: "
                           f"{built.dropped[0][1]})", highlight=False)
         console.print(f"wrote {written} rows, every target confirmed by abstain's scorer -> {out}")
 
 
+def _write(out: Path, rows: list[Any], tokens: bool, title: str) -> int:
+    """Write the rows, then print their kinds (and completion token lengths with ``tokens``)."""
+    from abstain.train.sft_data import token_lengths, write_sft
+
+    written = write_sft(out, rows)
+    lengths = token_lengths([r.completion[0]["content"] for r in rows]) if tokens and rows else None
+    out_console.print(kinds_table(rows, lengths, title))
+    return written
+
+
 def _abstain_cot(out: Path, protocol: str, subsets: str | None, box_answers: bool, tokens: bool) -> None:
     from abstain.train.abstain_cot import ABSTAIN_COT_NOTICE, load_abstain_cot
-    from abstain.train.sft_data import token_lengths, write_sft
 
     if protocol != "clarify":
         raise fail("--abstain-cot is written in Abstain-R1's format: use --protocol clarify")
     chosen = tuple(s.strip() for s in subsets.split(",") if s.strip()) if subsets else None
     cot = load_abstain_cot(chosen, box_answers=box_answers)
-    written = write_sft(out, cot.rows)
-    lengths = token_lengths([r.completion[0]["content"] for r in cot.rows]) if tokens and cot.rows else None
-    out_console.print(kinds_table(cot.rows, lengths, "Abstain-CoT (clarify)"))
+    written = _write(out, cot.rows, tokens, "Abstain-CoT (clarify)")
     console.print(f"[yellow]{ABSTAIN_COT_NOTICE}[/]", highlight=False)
     if cot.inconsistent:
         console.print(f"{len(cot.inconsistent)} completions are not the decision their label says under abstain's "
