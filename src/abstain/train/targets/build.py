@@ -38,7 +38,7 @@ from typing import Literal
 
 from abstain.schema import Behavior, Item, Pred
 from abstain.train.targets.quotes import fact_sentences
-from abstain.train.targets.trace import Walk, format_number
+from abstain.train.targets.trace import Walk, format_number, is_literal
 from abstain.train.targets.words import Vocabulary, capitalize, vocabulary
 
 __all__ = ["ACA_CHOICES", "Intent", "PROTOCOLS", "Target", "TargetConfig", "build_target"]
@@ -156,8 +156,9 @@ def build_target(item: Item, protocol: str, config: TargetConfig = TargetConfig(
             if config.no_graph == "error":
                 raise ValueError("it has no graph to derive a trace from (set no_graph='plain' for a short target)")
             return _plain(item, protocol)
-        quotes = fact_sentences(item) if config.quote else {}
-        return _Builder(item, protocol, config, Walk.of(graph), vocabulary(item, config.names), quotes).build(aca_choice)
+        words = vocabulary(item, config.names)
+        quotes = fact_sentences(item, words) if config.quote else {}
+        return _Builder(item, protocol, config, Walk.of(graph), words, quotes).build(aca_choice)
     except ValueError as exc:
         raise ValueError(f"item {item.id}: {exc}") from None
 
@@ -183,11 +184,7 @@ class _Builder:
         return [f"The question asks for {self.noun(self.walk.target)}."]
 
     def wrap(self, thinking: list[str], decision: str, answer_extra: str = "") -> str:
-        """The protocol's layout: clarify puts the reasoning in <thinking> and the decision in <answer>."""
-        if self.protocol == "clarify":
-            answer = decision + (f" {answer_extra}" if answer_extra else "")
-            return f"<thinking>{chr(10).join(thinking)}</thinking><answer>{answer}</answer>"
-        return "\n".join([*thinking, decision])
+        return _wrap(self.protocol, thinking, decision, answer_extra)
 
     def build(self, aca_choice: str) -> Target:
         if self.item.label == "unanswerable":
@@ -219,7 +216,7 @@ class _Builder:
         check = self.walk.check(self.noun, quotes=self.quotes)
         shown = check.lines[: self.config.hard_check_lines]
         needed = self.walk.needed()
-        steps = sum(1 for v in needed if self.walk.parents(v) or not _literal(self.walk.defs.get(v, "")))
+        steps = sum(1 for v in needed if self.walk.parents(v) or not is_literal(self.walk.defs.get(v, "")))
         largest = format_number(max(self.walk.given_numbers(), default=0))
         reason = (f"The answer needs {len(needed)} facts and {steps} calculations with numbers up to {largest}, "
                   "too long to work out reliably in my head.")
@@ -274,23 +271,26 @@ class _Builder:
                       Intent(Pred.MODEL_UNCERTAIN, behavior=Behavior.ABS))
 
 
-def _literal(expr: str) -> bool:
-    return expr.strip().isdigit()
+def _wrap(protocol: str, thinking: list[str], decision: str, answer_extra: str = "") -> str:
+    """The protocol's layout: clarify puts the reasoning in <thinking> and the decision in <answer>."""
+    if protocol == "clarify":
+        answer = decision + (f" {answer_extra}" if answer_extra else "")
+        return f"<thinking>{chr(10).join(thinking)}</thinking><answer>{answer}</answer>"
+    return "\n".join([*thinking, decision])
 
 
 def _plain(item: Item, protocol: str) -> Target:
     """A target without a trace (items without a graph)."""
-    b = _Builder(item, protocol, TargetConfig(verbosity="short"), Walk({}, "?"), Vocabulary(), {})
     if item.label == "answerable":
         if not item.answers:
             raise ValueError("answerable, but it has no reference answer")
-        return Target(b.wrap(["The question gives what is needed."], _box(item.answers[0])), "answer", _ANSWER)
+        return Target(_wrap(protocol, ["The question gives what is needed."], _box(item.answers[0])), "answer", _ANSWER)
     reason = (item.gap or "The question leaves out information a unique answer needs.").strip()
     lines = [reason, f"{MISSING}, so the question cannot be answered."]
     if protocol == "attribution":
-        return Target(b.wrap(lines, _box("<DATA_UNCERTAIN>")), "data_uncertain", Intent(Pred.DATA_UNCERTAIN))
+        return Target(_wrap(protocol, lines, _box("<DATA_UNCERTAIN>")), "data_uncertain", Intent(Pred.DATA_UNCERTAIN))
     if protocol == "clarify":
-        return Target(b.wrap(lines, _box("I don't know."), "Could you give the missing information?"), "clarify",
+        return Target(_wrap(protocol, lines, _box("I don't know."), "Could you give the missing information?"), "clarify",
                       Intent(Pred.MODEL_UNCERTAIN, behavior=Behavior.ELICIT))
-    return Target(b.wrap(lines, _box("I don't know.")), "idk" if protocol != "aca" else "abs",
+    return Target(_wrap(protocol, lines, _box("I don't know.")), "idk" if protocol != "aca" else "abs",
                   Intent(Pred.MODEL_UNCERTAIN))

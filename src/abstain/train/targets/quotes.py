@@ -23,7 +23,7 @@ from collections import defaultdict
 
 from abstain.schema import Item
 from abstain.synth.themes import fraction_word, times_word
-from abstain.train.targets.words import capitalize, vocabulary
+from abstain.train.targets.words import Vocabulary, capitalize, vocabulary
 
 __all__ = ["fact_sentences"]
 
@@ -46,11 +46,14 @@ def _kind(expr: str) -> tuple[str, dict[str, str]] | None:
     return None
 
 
-def fact_sentences(item: Item) -> dict[str, str]:
-    """Variable -> the question's sentence that states its fact (only those found verbatim)."""
+def fact_sentences(item: Item, words: Vocabulary | None = None) -> dict[str, str]:
+    """Variable -> the question's sentence that states its fact (only those found verbatim).
+
+    ``words``: the item's :func:`vocabulary` when the caller has it (its naming style does not matter here).
+    """
     extra = item.model_extra or {}
     graph = extra.get("graph") or {}
-    words = vocabulary(item)
+    words = words if words is not None else vocabulary(item)
     theme = words.theme
     out: dict[str, str] = {}
     if theme is None or not isinstance(graph, dict):

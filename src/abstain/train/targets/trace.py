@@ -36,7 +36,7 @@ from typing import Any
 from abstain.synth.exact import parse_linear
 from abstain.train.targets.words import capitalize
 
-__all__ = ["Check", "Lin", "Walk", "format_number"]
+__all__ = ["Check", "Lin", "Walk", "format_number", "is_literal"]
 
 _TOKEN = re.compile(r"\d+(?:\.\d+)?|[A-Za-z_][A-Za-z_0-9]*|[-+*/()]|\S")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z_0-9]*")
@@ -161,7 +161,7 @@ class Walk:
                 return Check(lines, var)
             expr = self.defs[var]
             words = self._in_words(expr, noun)
-            if not self.parents(var) and not _is_literal(expr):  # a given product: compute it at once
+            if not self.parents(var) and not is_literal(expr):  # a given product: compute it at once
                 words += f" = {self.value(var)}"
             said = f'"{quotes[var]}" ' if quotes and var in quotes else ""
             lines.append(said + capitalize(f"{noun(var)} = {words}."))
@@ -228,5 +228,6 @@ class Walk:
         return nums
 
 
-def _is_literal(expr: str) -> bool:
+def is_literal(expr: str) -> bool:
+    """A bare number (``"12"``, ``"2.5"``): a given value, not a relation."""
     return re.fullmatch(r"\s*\d+(?:\.\d+)?\s*", expr) is not None
