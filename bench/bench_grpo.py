@@ -46,41 +46,30 @@ class TimedTIAR(AbstainGRPOTrainer):
 
     own = 0.0
 
-    def _calculate_rewards(self, *a):  # type: ignore[no-untyped-def]
+    def _own(self, name: str, *args):  # type: ignore[no-untyped-def]
+        """Run the override ``name``, timing it minus the time spent in TRL's own ``GRPOTrainer.<name>``."""
         start = time.perf_counter()
+        parent = getattr(GRPOTrainer, name)
         inner = [0.0]
-        parent = GRPOTrainer._calculate_rewards
 
-        def timed(*b):  # type: ignore[no-untyped-def]
+        def timed(self_, *b):  # type: ignore[no-untyped-def]
             t = time.perf_counter()
-            out = parent(self, *b)
+            out = parent(self_, *b)
             inner[0] += time.perf_counter() - t
             return out
 
-        GRPOTrainer._calculate_rewards = lambda self_, *b: timed(*b)  # type: ignore[method-assign]
+        setattr(GRPOTrainer, name, timed)
         try:
-            return super()._calculate_rewards(*a)
+            return getattr(super(), name)(*args)
         finally:
-            GRPOTrainer._calculate_rewards = parent  # type: ignore[method-assign]
+            setattr(GRPOTrainer, name, parent)
             TimedTIAR.own += time.perf_counter() - start - inner[0]
+
+    def _calculate_rewards(self, *a):  # type: ignore[no-untyped-def]
+        return self._own("_calculate_rewards", *a)
 
     def _generate_and_score_completions(self, inputs):  # type: ignore[no-untyped-def]
-        start = time.perf_counter()
-        parent = GRPOTrainer._generate_and_score_completions
-        inner = [0.0]
-
-        def timed(self_, x):  # type: ignore[no-untyped-def]
-            t = time.perf_counter()
-            out = parent(self_, x)
-            inner[0] += time.perf_counter() - t
-            return out
-
-        GRPOTrainer._generate_and_score_completions = timed  # type: ignore[method-assign]
-        try:
-            return super()._generate_and_score_completions(inputs)
-        finally:
-            GRPOTrainer._generate_and_score_completions = parent  # type: ignore[method-assign]
-            TimedTIAR.own += time.perf_counter() - start - inner[0]
+        return self._own("_generate_and_score_completions", inputs)
 
 
 def one_step(kind: str, args: argparse.Namespace, model: str, dataset) -> float:  # type: ignore[no-untyped-def]

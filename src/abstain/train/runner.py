@@ -36,8 +36,8 @@ from abstain.runs import RunDir
 from abstain.schema import DataError, write_json
 from abstain.train.recipe import Recipe
 
-__all__ = ["CHECKPOINTS", "FINAL", "FINISHED", "METRICS", "TrainResult", "TrainRun", "adapter_dir", "policy",
-           "resolve_model", "trainer", "versions"]
+__all__ = ["CHECKPOINTS", "FINAL", "FINISHED", "METRICS", "TrainResult", "TrainRun", "adapter_dir", "export_adapter",
+           "policy", "resolve_model", "trainer", "versions"]
 
 log = logging.getLogger(__name__)
 
