@@ -19,7 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from abstain.cli import app
-from abstain.evaluate import EvalConfig, run_eval
+from abstain.evaluation import EvalConfig, evaluate
 from abstain.runs import RESPONSES, SCORED, row_key
 from abstain.schema import ResponseRow, ScoredRow, read_jsonl
 
@@ -82,7 +82,7 @@ def test_kill_9_then_rerun_gives_the_metrics_of_an_uninterrupted_run(tmp_path, b
 def test_eval_in_process_with_demonstrations_then_resume_and_compare(tmp_path, bundled_backend):
     config = EvalConfig(model="bundled", suite="quick", limit=4, protocols=("attribution", "clarify"),
                         max_tokens=8, batch_size=8, shots=2, shots_unanswerable=1, resamples=100)
-    result = run_eval(config, tmp_path / "shots", backend=bundled_backend)
+    result = evaluate(config, tmp_path / "shots", backend=bundled_backend)
     assert result.generated == 8 and result.skipped == 0
     record = json.loads((tmp_path / "shots" / "config.json").read_text())
     assert record["shots"] == 2 and record["demos"] and all(len(d) == 2 for d in record["demos"].values())
@@ -96,13 +96,13 @@ def test_eval_in_process_with_demonstrations_then_resume_and_compare(tmp_path, b
     assert page.count("data:image/png;base64,") == 4  # ACC bars, calibration, U-Ref vs A-FU, per-dataset
 
     before = (tmp_path / "shots" / "metrics.json").read_bytes()
-    again = run_eval(config, tmp_path / "shots", backend=bundled_backend)
+    again = evaluate(config, tmp_path / "shots", backend=bundled_backend)
     assert again.generated == 0 and again.skipped == 8
     assert (tmp_path / "shots" / "metrics.json").read_bytes() == before
 
     zero = EvalConfig(model="bundled", suite="quick", limit=4, protocols=("attribution",), max_tokens=8,
                       batch_size=8, resamples=100)
-    run_eval(zero, tmp_path / "zero", backend=bundled_backend)
+    evaluate(zero, tmp_path / "zero", backend=bundled_backend)
     r = CliRunner().invoke(app, ["compare", str(tmp_path / "zero"), str(tmp_path / "shots"),
                                  "--out", str(tmp_path / "cmp")])
     assert r.exit_code == 0, r.output
@@ -131,7 +131,7 @@ def test_eval_against_an_openai_compatible_server_keeps_no_secret(tmp_path, llam
 def test_eval_on_a_uabench_checkout_pools_the_official_tasks(tmp_path, bundled_backend, fixtures_dir):
     config = EvalConfig(model="bundled", data=f"uabench:{fixtures_dir / 'uabench'}", protocols=("attribution",),
                         max_tokens=8, batch_size=12, resamples=0)
-    result = run_eval(config, tmp_path / "ua", backend=bundled_backend)
+    result = evaluate(config, tmp_path / "ua", backend=bundled_backend)
     assert result.generated == 12
     metrics = json.loads((tmp_path / "ua" / "metrics.json").read_text())
     m = metrics["protocols"]["attribution"]

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from abstain.cli import app
 from abstain.data import load_suite
-from abstain.evaluate import EvalConfig, parse_protocols
+from abstain.evaluation import EvalConfig, parse_protocols
 from abstain.judges import JudgeConfig
 from abstain.protocols import MAIN_PROTOCOLS
 from abstain.runs import RunDir

@@ -15,7 +15,7 @@ from abstain.cli import app
 from abstain.judges import LLMJudge
 from abstain.llm import ChatClient, ClientConfig, Endpoint
 from abstain.schema import ResponseRow, ScoredRow, read_jsonl, write_jsonl
-from abstain.scoring import score_file
+from abstain.scoring import score
 
 SECRET = "sk-fault-test-secret-91"
 
@@ -55,11 +55,11 @@ def test_server_killed_mid_run_then_rerun_completes_missing_rows_only(tmp_path):
 
         killer = threading.Thread(target=kill_after_three, daemon=True)
         killer.start()
-        first = score_file(src, out, LLMJudge(client))
+        first = score(src, LLMJudge(client), output=out)
         killer.join(timeout=30)
         client.close()
         rows = read_jsonl(out, ScoredRow)
-        assert len(rows) == 8 and first.rows == 8  # every row is written, none lost
+        assert len(rows) == 8 and len(first) == 8  # every row is written, none lost
         failed = [r for r in rows if r.judge_error]
         judged = [r for r in rows if not r.judge_error]
         assert first.judge_errors == len(failed) >= 1 and client.stats.succeeded >= 3
@@ -73,7 +73,7 @@ def test_server_killed_mid_run_then_rerun_completes_missing_rows_only(tmp_path):
         # restart; a fresh client and cache prove which rows are asked again
         server.restart()
         client = _client(server.base_url, tmp_path / "c2.sqlite")
-        second = score_file(src, out, LLMJudge(client))
+        second = score(src, LLMJudge(client), output=out)
         client.close()
     assert second.reused == len(judged)
     assert client.stats.calls == len(failed)  # only the missing rows were judged again

@@ -109,7 +109,7 @@ def test_duplicate_rows_are_an_error_naming_both_lines(fixtures_dir, tmp_path):
 
 def test_score_from_run_rebuilds_the_judge_the_run_recorded(tmp_path, fixtures_dir):
     from abstain.data import load_suite
-    from abstain.evaluate import EvalConfig
+    from abstain.evaluation import EvalConfig
     from abstain.judges import JudgeConfig
     from abstain.runs import RESPONSES, RunDir
 
@@ -126,3 +126,51 @@ def test_score_from_run_rebuilds_the_judge_the_run_recorded(tmp_path, fixtures_d
     assert all(row["behavior"] is not None for row in rows if row["label"] == "unanswerable")
     r = CliRunner().invoke(app, ["score", "--from-run", str(run), "-o", str(out), "--behaviors", "none"])
     assert r.exit_code == 2 and "--from-run takes the judge from" in " ".join(r.output.split())
+
+
+DECISION = ("pred", "answer", "format_ok", "correct", "behavior", "clarification", "clarification_correct",
+            "judge_errors", "judge_error", "judged_by")
+
+
+def test_a_scored_file_scored_again_gets_the_same_decisions(tmp_path, fixtures_dir):
+    runner = CliRunner()
+    first, second = tmp_path / "scored.jsonl", tmp_path / "again.jsonl"
+    r = runner.invoke(app, ["score", "-i", str(fixtures_dir / "real_responses.jsonl"), "-o", str(first)])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["score", "-i", str(first), "-o", str(second), "--judge", "rule", "--behaviors", "all"])
+    assert r.exit_code == 0, r.output
+    assert first.read_text() == second.read_text()  # same judge, same decisions, byte for byte
+
+
+def test_stale_scored_fields_are_replaced_by_the_new_judgment(tmp_path, fixtures_dir):
+    runner = CliRunner()
+    clean = tmp_path / "clean.jsonl"
+    runner.invoke(app, ["score", "-i", str(fixtures_dir / "real_responses.jsonl"), "-o", str(clean)])
+    stale_rows = []
+    for line in fixtures_dir.joinpath("real_responses.jsonl").read_text().splitlines():
+        row = json.loads(line)  # every decision wrong, in the shapes a scored file holds them
+        row.update(pred="MODEL_UNCERTAIN", answer="stale", format_ok=False, correct=True, behavior="SH",
+                   clarification="stale", clarification_correct=True, judge_error="old judge failed",
+                   judge_errors={"behavior": "old judge failed"}, judged_by={"correct": "llm"})
+        stale_rows.append(json.dumps(row))
+    stale = tmp_path / "stale.jsonl"
+    stale.write_text("\n".join(stale_rows) + "\n")
+    out = tmp_path / "rescored.jsonl"
+    r = runner.invoke(app, ["score", "-i", str(stale), "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    fresh = [json.loads(line) for line in clean.read_text().splitlines()]
+    again = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [{k: row[k] for k in DECISION} for row in again] == [{k: row[k] for k in DECISION} for row in fresh]
+    assert again == fresh  # nothing stale survives as an extra column
+
+
+def test_scored_rows_in_memory_and_items_with_response_columns_score_afresh(fixtures_dir):
+    import abstain
+    from abstain.scoring import score_completions
+
+    scored = abstain.score(fixtures_dir / "real_responses.jsonl")
+    again = abstain.score(scored)
+    assert [r.model_dump() for r in again] == [r.model_dump() for r in scored]
+    row = scored[0]  # a scored row as a training item: its response / model / pred columns give way
+    redone = score_completions([row.model_dump()], ["\\boxed{I don't know.}"])[0]
+    assert redone.response == "\\boxed{I don't know.}" and redone.model == "policy" and redone.pred.value != "ANSWER"

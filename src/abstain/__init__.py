@@ -16,19 +16,13 @@ The names a user needs, importable from the top level (each loads its module on 
 from __future__ import annotations
 
 import importlib
-from collections.abc import Iterable
 from importlib import metadata as _metadata
-from os import PathLike
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 try:
     __version__ = _metadata.version("abstain")
 except _metadata.PackageNotFoundError:  # pragma: no cover - a source tree that is not installed
     __version__ = "0+unknown"
-
-if TYPE_CHECKING:  # pragma: no cover
-    from abstain.judges.base import Judge
-    from abstain.schema import ResponseRow, ScoredRow
 
 #: public name -> the module that defines it (loaded on first access)
 _EXPORTS = {
@@ -48,9 +42,12 @@ _EXPORTS = {
     "outcome": "abstain.outcomes",
     "RuleJudge": "abstain.judges",
     "make_judge": "abstain.judges",
+    "Scored": "abstain.scoring",
+    "score": "abstain.scoring",
     "score_completions": "abstain.scoring",
-    "score_file": "abstain.scoring",
-    "score_rows": "abstain.scoring",
+    "EvalConfig": "abstain.evaluation",
+    "Run": "abstain.evaluation",
+    "evaluate": "abstain.evaluation",
     "MetricsConfig": "abstain.metrics",
     "compute_metrics": "abstain.metrics",
     "load_benchmark": "abstain.data",
@@ -60,29 +57,7 @@ _EXPORTS = {
     "make_backend": "abstain.backends",
 }
 
-__all__ = ["__version__", "score", *sorted(_EXPORTS)]
-
-
-def score(
-    rows: Iterable[ResponseRow] | str | PathLike[str], judge: str | Judge = "rule", **judge_options: Any
-) -> list[ScoredRow]:
-    """Parse and judge response rows (or a JSONL file of them) with a judge given by name or object.
-
-    ``judge_options`` go to :func:`abstain.judges.make_judge` (e.g. ``behaviors="all"``, or ``model=``
-    and ``base_url=`` for the ``llm`` / ``hybrid`` judges).
-    """
-    from abstain.judges import make_judge
-    from abstain.schema import ResponseRow, read_jsonl, response_key
-    from abstain.scoring import score_rows
-
-    if isinstance(rows, (str, PathLike)):
-        rows = read_jsonl(rows, ResponseRow, key=response_key)
-    judge_obj = make_judge(judge, **judge_options) if isinstance(judge, str) else judge
-    try:
-        return list(score_rows(list(rows), judge_obj))
-    finally:
-        if isinstance(judge, str) and callable(close := getattr(judge_obj, "close", None)):
-            close()
+__all__ = ["__version__", *sorted(_EXPORTS)]
 
 
 def __getattr__(name: str) -> Any:

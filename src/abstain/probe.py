@@ -123,8 +123,8 @@ class ProbeConfig:
             raise ValueError("--protocol takes one protocol: the one the model will be trained in")
 
     def eval_config(self) -> Any:
-        """The :class:`~abstain.evaluate.EvalConfig` of the sampling run."""
-        from abstain.evaluate import EvalConfig
+        """The :class:`~abstain.evaluation.EvalConfig` of the sampling run."""
+        from abstain.evaluation import EvalConfig
         from abstain.judges.options import JudgeConfig
 
         return EvalConfig(model=self.model, suite=self.suite, data=self.data, protocols=(self.protocol,),
@@ -150,11 +150,9 @@ class ProbeResult:
 def run_probe(config: ProbeConfig, out: str | os.PathLike[str], backend: Any = None, progress: Any = None,
               judge: Any = None) -> ProbeResult:
     """Sample (or resume sampling) into ``out`` with ``abstain eval``, then write ``out/probe.jsonl``."""
-    from abstain.evaluate import run_eval
-    from abstain.runs import SCORED, RunDir
+    from abstain.evaluation import evaluate
 
-    result = run_eval(config.eval_config(), out, backend=backend, progress=progress, judge=judge)
-    scored = RunDir(out).read_rows(SCORED, ScoredRow)
-    rows = aggregate(scored)
+    result = evaluate(config.eval_config(), out, backend=backend, progress=progress, judge=judge)
+    rows = aggregate(result.scored)
     write_jsonl(Path(out) / PROBE, rows)
     return ProbeResult(Path(out), rows, result)

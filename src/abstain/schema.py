@@ -22,7 +22,7 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 __all__ = [
     "Behavior",
@@ -193,31 +193,6 @@ class ScoredRow(ResponseRow):
     judged_by: dict[str, str] = Field(
         default_factory=dict, description="Which judge decided each field (correct, behavior, ...)."
     )
-
-    # the parse this row was scored from, when scored in this process (not serialized): see `prediction`
-    _prediction: Any = PrivateAttr(default=None)
-
-    @property
-    def prediction(self) -> Any:
-        """The :class:`~abstain.parsing.Prediction` of ``response`` (``boxed``, ``reasoning`` ...).
-
-        Rows scored in this process keep the parse they were judged on, so a reward reads it without
-        parsing again; a row read from a file parses its response once, on first use.
-        """
-        if self._prediction is None:
-            from abstain.parsing import parse_response
-
-            self._prediction = parse_response(self.response)
-        return self._prediction
-
-    def __eq__(self, other: object) -> bool:
-        # rows are equal when their data is; the cached parse is not data
-        if not isinstance(other, ScoredRow):
-            return NotImplemented
-        return (type(self) is type(other) and self.__dict__ == other.__dict__
-                and self.__pydantic_extra__ == other.__pydantic_extra__)
-
-    __hash__ = None  # type: ignore[assignment]  # mutable, as every pydantic model
 
     @model_validator(mode="after")
     def _errors_agree(self) -> ScoredRow:

@@ -23,7 +23,7 @@ from abstain.cli.common import console, fail, friendly_errors, out_console
 from abstain.cli.judge_flags import JudgeFlags, judge_flags
 from abstain.cli.metrics import HEADLINE, UNDEFINED_NOTE
 from abstain.cli.score import close_judge
-from abstain.evaluate import EvalConfig, EvalProgress, run_eval
+from abstain.evaluation import EvalConfig, EvalProgress, evaluate
 from abstain.runs import REPORT_HTML
 
 __all__ = ["RichProgress", "protocols_table", "register", "run_resumable"]
@@ -71,10 +71,10 @@ class RichProgress(EvalProgress):
 
 
 def run_resumable(run: Callable[..., Any], config: Any, out: Path, judge: JudgeFlags) -> Any:
-    """``run(config, out, progress=..., judge=...)`` (``run_eval``, ``run_probe``) under a progress bar.
+    """``run(config, out, progress=..., judge=...)`` (``evaluate``, ``run_probe``) under a progress bar.
 
     An interrupt or a backend/server failure exits naming the folder and how to resume; the judge is
-    closed either way. Example: ``result = run_resumable(run_eval, EvalConfig(...), Path("runs/x"), judge)``.
+    closed either way. Example: ``result = run_resumable(evaluate, EvalConfig(...), Path("runs/x"), judge)``.
     """
     judge_obj = judge.build()
     try:
@@ -154,7 +154,7 @@ def register(app: typer.Typer) -> None:
                 limit=limit, batch_size=batch_size, shots=shots,
                 shots_unanswerable=shots_unanswerable, base_url=base_url, resamples=resamples,
             )
-            result = run_resumable(run_eval, config, out, judge)
+            result = run_resumable(evaluate, config, out, judge)
         if result.skipped:
             console.print(f"resumed: {result.skipped} prompts were already done in {out}")
         last = result.timing["sessions"][-1]
@@ -162,4 +162,4 @@ def register(app: typer.Typer) -> None:
             console.print(f"generated {last['generated_tokens']} tokens in {last['generation_seconds']:.0f} s "
                           f"({last['tokens_per_second']:.1f} tok/s)")
         out_console.print(protocols_table(result.metrics, title=f"{config.model} on {config.suite or config.data}"))
-        out_console.print(f"report: {result.out / REPORT_HTML}")
+        out_console.print(f"report: {result.path / REPORT_HTML}")

@@ -13,7 +13,8 @@ from abstain.judges.base import Judge
 from abstain.judges.options import JudgeConfig
 from abstain.runs import CONFIG, RESPONSES
 from abstain.schema import DataError, ResponseRow, read_jsonl, response_key
-from abstain.scoring import ScoreSummary, score_file
+from abstain.scoring import Scored
+from abstain.scoring import score as score_responses
 
 __all__ = ["close_judge", "register", "report_errors", "run_judge_config"]
 
@@ -24,10 +25,10 @@ def close_judge(judge: Judge) -> None:
         close()
 
 
-def report_errors(summary: ScoreSummary, what: str) -> None:
+def report_errors(scored: Scored, what: str) -> None:
     """Print the judge-error summary (grouped, most frequent first)."""
-    console.print(f"[bold red]{summary.judge_errors} of {summary.rows} rows got a judge error[/] — {what}")
-    for text, count in sorted(summary.error_kinds.items(), key=lambda kv: -kv[1])[:5]:
+    console.print(f"[bold red]{scored.judge_errors} of {len(scored)} rows got a judge error[/] — {what}")
+    for text, count in list(scored.error_kinds.items())[:5]:
         console.print(f"  {count:>6} × {text}", highlight=False)
 
 
@@ -75,19 +76,19 @@ def register(app: typer.Typer) -> None:
                 input = input or from_run / RESPONSES
             if input is None:
                 raise fail("give --input FILE (or --from-run DIR)")
-            total = len(read_jsonl(input, ResponseRow, key=response_key))
+            rows = read_jsonl(input, ResponseRow, key=response_key)
             judge_obj = judge.build()
             try:
-                with progress_bar("scoring", total) as advance:
-                    summary = score_file(input, output, judge_obj, on_batch=advance, rescore=rescore)
+                with progress_bar("scoring", len(rows)) as advance:
+                    scored = score_responses(rows, judge_obj, output=output, on_batch=advance, rescore=rescore)
             finally:
                 close_judge(judge_obj)
-        reused = f", {summary.reused} kept from the previous output" if summary.reused else ""
+        reused = f", {scored.reused} kept from the previous output" if scored.reused else ""
         console.print(
-            f"scored {summary.rows} rows -> {output} "
-            f"({summary.format_errors} without a box, {summary.judge_errors} judge errors{reused})"
+            f"scored {len(scored)} rows -> {output} "
+            f"({scored.format_errors} without a box, {scored.judge_errors} judge errors{reused})"
         )
-        if summary.judge_errors:
-            report_errors(summary, "they are written with judge_errors set and left out of the metric families "
+        if scored.judge_errors:
+            report_errors(scored, "they are written with judge_errors set and left out of the metric families "
                           "that need the missing field; rerun the same command to judge only those rows")
             raise typer.Exit(1)

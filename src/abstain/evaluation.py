@@ -11,14 +11,15 @@ so a resumed run ends byte-identical to an uninterrupted one.
 Example (a run with a backend object you already hold; ``model`` is then only a label)::
 
     cfg = EvalConfig(model="bundled", suite="quick", limit=8, protocols=("idk",), max_tokens=16)
-    result = run_eval(cfg, "runs/tiny", backend=my_backend)
-    result.metrics["protocols"]["idk"]["ua.acc"]
+    run = evaluate(cfg, "runs/tiny", backend=my_backend)
+    run.metrics["protocols"]["idk"]["ua.acc"]
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
@@ -37,7 +38,7 @@ from abstain.runs import METRICS, RESPONSES, SCORED, TIMING, RunDir, row_key, wr
 from abstain.schema import Item, ResponseRow, ScoredRow
 from abstain.scoring import score_rows
 
-__all__ = ["EvalConfig", "EvalProgress", "EvalResult", "judge_command_flags", "parse_protocols", "run_eval"]
+__all__ = ["EvalConfig", "EvalProgress", "Run", "evaluate", "judge_command_flags", "parse_protocols"]
 
 
 def judge_command_flags(judge: JudgeConfig) -> list[str]:
@@ -164,16 +165,26 @@ class EvalProgress:
         """``n`` more units finished, with ``tokens`` generated tokens."""
 
 
-@dataclass
-class EvalResult:
-    """What a run produced."""
+@dataclass(frozen=True)
+class Run:
+    """A finished evaluation run: its folder and what is in it.
 
-    out: Path
+    ``config`` is ``config.json``, ``metrics`` is ``metrics.json`` (``metrics["protocols"][p][name]``),
+    ``timing`` is ``timing.json``; ``generated`` / ``skipped`` count the prompts generated in this call and
+    the ones an earlier call had already finished. :attr:`scored` reads ``scored.jsonl``.
+    """
+
+    path: Path
     config: dict[str, Any]
     metrics: dict[str, Any]
-    generated: int  # prompts generated in this session
-    skipped: int  # prompts already done before it
+    generated: int
+    skipped: int
     timing: dict[str, Any]
+
+    @property
+    def scored(self) -> list[ScoredRow]:
+        """The scored rows (``scored.jsonl``), in the run's canonical order."""
+        return RunDir(self.path).read_rows(SCORED, ScoredRow)
 
 
 Work = tuple[str, Item]  # (protocol, item)
@@ -272,15 +283,16 @@ def _read_timing(path: Path) -> list[dict[str, Any]]:
         return []
 
 
-def run_eval(
+def evaluate(
     config: EvalConfig,
-    out: str | Path,
+    out: str | os.PathLike[str],
+    *,
     backend: Backend | None = None,
     progress: EvalProgress | None = None,
     backend_options: dict[str, Any] | None = None,
     judge: Judge | None = None,
-) -> EvalResult:
-    """Run (or resume) an evaluation into ``out``; see the module docstring.
+) -> Run:
+    """Run (or resume) an evaluation into the run folder ``out``; see the module docstring.
 
     ``backend``: an already built backend (its ``close`` is not called); otherwise one is built from
     ``config.model`` with ``make_backend(config.model, base_url=..., **backend_options)`` only when
@@ -358,7 +370,7 @@ def run_eval(
     }
     timing = {"sessions": [*_read_timing(run.path / TIMING), session]}
     write_json(run.path / TIMING, timing)
-    return EvalResult(run.path, record, metrics, generated, skipped, timing)
+    return Run(run.path, record, metrics, generated, skipped, timing)
 
 
 @dataclass
