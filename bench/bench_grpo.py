@@ -1,10 +1,12 @@
 """The cost of TIAR: one GRPO step of AbstainGRPOTrainer (advantage tiar) vs TRL's plain GRPOTrainer.
 
 Both trainers get the same model (the bundled SmolLM2-135M), config, seed, data and reward function
-(abstain's ``ternary`` preset), so their first steps sample the same completions and do the same work; the
-subclass adds reading the outcomes, the TIAR bonus and its logs. Each side trains one step from a fresh
-trainer ``--repeat`` times, interleaved, and its best step time counts (the machine is shared). The time
-the subclass spends in its own code (outside TRL's methods it calls) is measured directly too.
+(abstain's ``ternary`` preset), so their first steps sample the same completions and do the same work (each
+completion scored once: by the reward call in TRL's trainer, by the subclass itself, which hands the rows to
+the reward call); the subclass adds gathering the outcomes, the TIAR bonus and its logs. Each side trains one
+step from a fresh trainer ``--repeat`` times, interleaved, and its best step time counts (the machine is
+shared). The time the subclass spends in its own code (its three overrides minus the TRL methods they call
+and the scoring both trainers do) is measured directly too.
 Goal: ratio <= 1.03.
 
     python bench/bench_grpo.py [--prompts 2] [--generations 4] [--tokens 32] [--repeat 3]
@@ -26,7 +28,7 @@ from trl import GRPOConfig, GRPOTrainer  # noqa: E402
 from abstain.synth import SynthConfig, generate_missing_premise  # noqa: E402
 from abstain.train.data import prompt_dataset  # noqa: E402
 from abstain.train.grpo import AbstainGRPOConfig, AbstainGRPOTrainer  # noqa: E402
-from abstain.train.rewards import make_reward  # noqa: E402
+from abstain.train.rewards import RewardFunction, make_reward  # noqa: E402
 from _results import report  # noqa: E402  bench/_results.py
 
 
@@ -42,27 +44,33 @@ class StepTimer(TrainerCallback):
 
 
 class TimedTIAR(AbstainGRPOTrainer):
-    """Adds up the time spent in the subclass's own code (each override minus the TRL method it calls)."""
+    """Adds up the time spent in the subclass's own code (each override minus the TRL method it calls and
+    the scoring, which the plain trainer does inside its reward call)."""
 
     own = 0.0
 
     def _own(self, name: str, *args):  # type: ignore[no-untyped-def]
-        """Run the override ``name``, timing it minus the time spent in TRL's own ``GRPOTrainer.<name>``."""
+        """Run the override ``name``, timing it minus the time in TRL's ``GRPOTrainer.<name>`` and in scoring."""
         start = time.perf_counter()
-        parent = getattr(GRPOTrainer, name)
+        parent, score = getattr(GRPOTrainer, name), RewardFunction.score
         inner = [0.0]
 
-        def timed(self_, *b):  # type: ignore[no-untyped-def]
-            t = time.perf_counter()
-            out = parent(self_, *b)
-            inner[0] += time.perf_counter() - t
-            return out
+        def timed(fn):  # type: ignore[no-untyped-def]
+            def run(*b):  # type: ignore[no-untyped-def]
+                t = time.perf_counter()
+                out = fn(*b)
+                inner[0] += time.perf_counter() - t
+                return out
+            return run
 
-        setattr(GRPOTrainer, name, timed)
+        setattr(GRPOTrainer, name, timed(parent))
+        if name == "_calculate_rewards":  # where the subclass scores (the outer override's TRL call holds it)
+            RewardFunction.score = timed(score)  # type: ignore[method-assign]
         try:
             return getattr(super(), name)(*args)
         finally:
             setattr(GRPOTrainer, name, parent)
+            RewardFunction.score = score  # type: ignore[method-assign]
             TimedTIAR.own += time.perf_counter() - start - inner[0]
 
     def _calculate_rewards(self, *a):  # type: ignore[no-untyped-def]
@@ -70,6 +78,9 @@ class TimedTIAR(AbstainGRPOTrainer):
 
     def _generate_and_score_completions(self, inputs):  # type: ignore[no-untyped-def]
         return self._own("_generate_and_score_completions", inputs)
+
+    def log(self, logs, start_time=None):  # type: ignore[no-untyped-def]
+        return self._own("log", logs, start_time)
 
 
 def one_step(kind: str, args: argparse.Namespace, model: str, dataset) -> float:  # type: ignore[no-untyped-def]

@@ -1,8 +1,10 @@
-"""Every module imports cleanly in a fresh interpreter, and module-level imports form no cycle.
+"""Every module imports cleanly in a fresh interpreter, and the package's imports form no cycle.
 
 A cycle hides until a user imports the modules in an unlucky order (``from abstain.scoring import
 score_rows`` once failed that way), so two checks: each ``abstain.*`` module is imported first, alone, in
-its own subprocess; and the graph of module-level imports inside the package is acyclic.
+its own subprocess; and the graph of imports inside the package is acyclic — counting imports inside
+functions too (a lazy import is a dependency all the same: two modules that need each other are one
+module split in two), only ``if TYPE_CHECKING:`` blocks left out (they never run).
 """
 
 from __future__ import annotations
@@ -42,30 +44,36 @@ def _resolve(current: str, node: ast.ImportFrom) -> str:
     return ".".join(base + ([node.module] if node.module else []))
 
 
-def module_level_imports(name: str) -> set[str]:
-    """abstain modules that ``name`` imports when it is imported (not inside functions)."""
+def _type_checking(node: ast.If) -> bool:
+    test = node.test
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+
+
+def package_imports(name: str) -> set[str]:
+    """abstain modules that ``name`` imports anywhere — at module level or inside functions and classes —
+    except under ``if TYPE_CHECKING:``."""
     path = SRC / Path(*name.split("."))
     path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
     tree = ast.parse(path.read_text(encoding="utf-8"))
     found: set[str] = set()
     known = set(MODULES)
 
-    def visit(body: list[ast.stmt]) -> None:
-        for node in body:
-            if isinstance(node, ast.Import):
-                found.update(a.name for a in node.names if a.name in known)
-            elif isinstance(node, ast.ImportFrom):
-                target = _resolve(name, node)
-                for alias in node.names:
-                    sub = f"{target}.{alias.name}"
-                    found.add(sub if sub in known else target)
-            elif isinstance(node, (ast.If, ast.Try)):
-                visit(node.body)
-                visit(node.orelse)
-                for handler in getattr(node, "handlers", []):
-                    visit(handler.body)
-            # imports inside functions and classes run later, on use: they cannot make an import cycle
-    visit(tree.body)
+    class Visitor(ast.NodeVisitor):
+        def visit_If(self, node: ast.If) -> None:
+            for child in (node.orelse if _type_checking(node) else [*node.body, *node.orelse]):
+                self.visit(child)
+
+        def visit_Import(self, node: ast.Import) -> None:
+            found.update(a.name for a in node.names if a.name in known)
+
+        def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+            target = _resolve(name, node)
+            for alias in node.names:
+                sub = f"{target}.{alias.name}"
+                found.add(sub if sub in known else target)
+
+    Visitor().visit(tree)
     # Python initializes every parent package before a submodule: importing abstain.judges.base from
     # outside abstain.judges runs abstain/judges/__init__.py first (the cycle that once broke
     # `from abstain.scoring import score_rows`). From inside the package the parent is already set up.
@@ -82,8 +90,8 @@ def test_the_package_is_found():
     assert "abstain.scoring" in MODULES and "abstain.outcomes" in MODULES and len(MODULES) > 60
 
 
-def test_module_level_imports_form_no_cycle():
-    graph = {m: module_level_imports(m) for m in MODULES}
+def test_imports_form_no_cycle_lazy_ones_included():
+    graph = {m: package_imports(m) for m in MODULES}
     state: dict[str, int] = {}  # 1 = on the current path, 2 = done
     path: list[str] = []
 

@@ -1,32 +1,170 @@
-"""The README's Python example runs, as a doctest, in a fresh interpreter (the first thing a user tries)."""
+"""The README is the front page: its Python examples run as doctests, and its links and docs/ links resolve.
+
+Every ```python block of README.md is a doctest that starts with ``>>> import abstain`` or
+``>>> from abstain``. The first one (scoring and metrics, offline, no model) runs on every test run; the
+ones that load the bundled model say so with a ``tmp = tempfile.mkdtemp()`` line (their output folder) and
+run as ``slow`` tests, each in a fresh interpreter under a timeout.
+"""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
 import textwrap
 from pathlib import Path
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = ROOT / "README.md"
+DOCS = ROOT / "docs"
+MODEL_MARK = "tmp = tempfile.mkdtemp()"  # an example that loads the bundled model and writes a run folder
+MODEL_TIMEOUT_S = 420  # first use dequantizes the bundled GGUF (15-40 s); each example then takes < 1 min
+PREFIXES = (">>> import abstain", ">>> from abstain")
+
+
+def python_blocks() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.DOTALL)
 
 
 def python_examples() -> list[str]:
-    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), flags=re.DOTALL)
-    return [b for b in blocks if b.lstrip().startswith(">>> import abstain")]
+    return [b for b in python_blocks() if b.lstrip().startswith(PREFIXES)]
 
 
-def test_the_readme_example_uses_the_top_level_api_and_runs(tmp_path):
-    examples = python_examples()
-    assert examples, "README.md has no `>>> import abstain` example"
+def model_examples() -> list[str]:
+    return [b for b in python_examples()[1:] if MODEL_MARK in b]
+
+
+def run_doctest(text: str, cwd: Path, timeout: int) -> subprocess.CompletedProcess[str]:
+    """Run ``text`` as one doctest in a fresh interpreter (offline, quiet, as `make test` runs)."""
     script = textwrap.dedent(f"""
         import doctest, sys
-        text = {examples[0]!r}
+        text = {text!r}
         test = doctest.DocTestParser().get_doctest(text, {{}}, "README", "README.md", 0)
         runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
         runner.run(test)
         sys.exit(1 if runner.failures or not runner.tries else 0)
     """)
-    proc = subprocess.run([sys.executable, "-c", script], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    env = dict(os.environ)
+    for key, value in (("HF_HUB_OFFLINE", "1"), ("TRANSFORMERS_OFFLINE", "1"), ("TOKENIZERS_PARALLELISM", "false"),
+                       ("OMP_WAIT_POLICY", "PASSIVE"), ("ABSTAIN_NO_PROGRESS", "1")):
+        env.setdefault(key, value)
+    return subprocess.run([sys.executable, "-c", script], cwd=cwd, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+def test_every_python_block_is_a_collected_doctest():
+    blocks = python_blocks()
+    assert blocks, "README.md has no ```python example"
+    for block in blocks:
+        assert block.lstrip().startswith(PREFIXES), f"a README python block is not a doctest:\n{block[:300]}"
+    examples = python_examples()
+    for block in examples[1:]:
+        assert MODEL_MARK in block, f"only the first example runs unmarked; mark this one with {MODEL_MARK!r}:\n" \
+                                    f"{block[:300]}"
+
+
+def test_the_readme_example_uses_the_top_level_api_and_runs(tmp_path):
+    examples = python_examples()
+    assert examples, "README.md has no `>>> import abstain` example"
+    assert examples[0].lstrip().startswith(">>> import abstain")
+    assert MODEL_MARK not in examples[0], "the first example must run offline, without a model"
+    proc = run_doctest(examples[0], tmp_path, timeout=300)
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
     assert "abstain.score(" in examples[0] and "abstain.compute_metrics(" in examples[0]
+
+
+def test_the_readme_shows_evaluation_and_training_from_python():
+    text = "\n".join(model_examples())
+    assert "abstain.evaluate(" in text and "abstain.EvalConfig(" in text
+    assert "from abstain.train import" in text and "train(load_recipe(" in text
+
+
+def example_id(index: int) -> str:
+    block = model_examples()[index]
+    return "evaluate" if "abstain.evaluate(" in block else "train" if "train(" in block else str(index)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("index", range(len(model_examples())), ids=example_id)
+def test_the_readme_model_examples_run(index, tmp_path, bundled_model_dir):
+    example = model_examples()[index]
+    proc = run_doctest(example, tmp_path, timeout=MODEL_TIMEOUT_S)
+    assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-2000:]
+
+
+# ---- the front page and its links ----------------------------------------------------------------
+
+
+def test_the_front_page_stays_short_and_names_the_two_commands():
+    text = README.read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= 300, "README.md is the front page: keep it <= 300 lines, move detail to docs/"
+    assert "make demo" in text and "make test" in text
+
+
+def markdown_files() -> list[Path]:
+    return [README, *sorted(DOCS.rglob("*.md"))]
+
+
+def outside_code(text: str) -> list[str]:
+    """The lines of ``text`` outside fenced code blocks."""
+    lines, fence = [], False
+    for line in text.splitlines():
+        if line.lstrip().startswith("```"):
+            fence = not fence
+            continue
+        if not fence:
+            lines.append(line)
+    return lines
+
+
+def anchors(path: Path) -> set[str]:
+    """GitHub's heading anchors of a Markdown file (lowercase, punctuation dropped, spaces -> '-', -N for repeats)."""
+    seen: dict[str, int] = {}
+    out = set()
+    for line in outside_code(path.read_text(encoding="utf-8")):
+        match = re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
+        if not match:
+            continue
+        slug = re.sub(r"[^\w\- ]", "", match.group(1).strip().lower()).replace(" ", "-")
+        count = seen.get(slug, 0)
+        seen[slug] = count + 1
+        out.add(slug if count == 0 else f"{slug}-{count}")
+    return out
+
+
+def links(path: Path) -> list[str]:
+    found = []
+    for line in outside_code(path.read_text(encoding="utf-8")):
+        line = re.sub(r"`[^`]*`", "", line)
+        found += re.findall(r"\[[^\]]*\]\(([^)\s]+)\)", line)
+    return found
+
+
+@pytest.mark.parametrize("path", markdown_files(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_relative_links_point_at_files_and_headings_that_exist(path):
+    broken = []
+    for target in links(path):
+        if re.match(r"^[a-z]+:", target):  # http:, https:, mailto:
+            continue
+        file, _, anchor = target.partition("#")
+        dest = (path.parent / file).resolve() if file else path
+        if not dest.exists():
+            broken.append(f"{target}: no such file")
+        elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
+            broken.append(f"{target}: no heading #{anchor} in {dest.relative_to(ROOT)}")
+    assert not broken, f"{path.relative_to(ROOT)}: " + "; ".join(broken)
+
+
+def test_every_docs_page_is_linked_from_the_readme_and_opens_with_a_summary():
+    linked = {(ROOT / t.partition("#")[0]).resolve() for t in links(README) if t.startswith("docs/")}
+    for page in sorted(DOCS.rglob("*.md")):
+        name = page.relative_to(ROOT)
+        assert page.resolve() in linked, f"{name} is not linked from README.md's table of contents"
+        if page.name == "design.md":  # the architecture record keeps its own opening
+            continue
+        lines = page.read_text(encoding="utf-8").splitlines()
+        assert lines[0].startswith("# ") and not lines[1].strip(), f"{name}: a '# Title' line, then a blank line"
+        assert lines[2].strip() and not lines[3].strip(), f"{name}: a one-line summary under the title"

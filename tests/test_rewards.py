@@ -10,7 +10,7 @@ import pytest
 from abstain.judges import JudgeConfig
 from abstain.metrics import MetricsConfig, compute_metrics
 from abstain.outcomes import outcome
-from abstain.train.rewards import PRESETS, make_reward, score_one
+from abstain.train.rewards import PRESETS, SCORED_COLUMN, items_from_columns, make_reward, score_one
 
 ANS = {"id": "a", "question": "Tom has 3 apples and buys 2 more. How many apples does he have?",
        "answers": ["5"], "label": "answerable", "category": "reasoning"}
@@ -85,7 +85,7 @@ VAGUE = "\\boxed{I don't know.} Something is off with the weather."
 @pytest.mark.parametrize(("item", "text", "expected"), [
     (ANS, _tagged("3 + 2 = 5", "\\boxed{5}"), 2.0),  # format 1 + correct 1
     (ANS, _tagged("3 + 2", "\\boxed{6}"), 1.0),  # format 1 + wrong 0
-    (ANS, _tagged("3 + 2", "5"), 0.0),  # no box: format 0, not correct
+    (ANS, _tagged("3 + 2", "5"), 1.0),  # no box: format 0, the section judged (lenient, as the authors): 1
     (ANS, _tagged("hmm", "\\boxed{I don't know.}"), 0.0),  # format 1 + false refusal -1
     (ANS, "3 + 2 = 5</thinking>\n<answer>\\boxed{5}</answer>", 2.0),  # <thinking> prepended
     (ANS, "<thinking>a</thinking> so <answer>\\boxed{5}</answer>", 0.0),  # text between the sections
@@ -106,9 +106,9 @@ def test_abstain_r1_penalty_and_weights_are_configurable():
     assert value("abstain_r1", UNANS, _tagged("x", ASKS), format_weight=0.0, answer_weight=2.0) == pytest.approx(2.0)
 
 
-def test_abstain_r1_without_a_clarification_judgment_is_unscorable():
+def test_abstain_r1_without_a_clarification_judgment_earns_the_refusal_reward():
     free_text = {k: v for k, v in UNANS.items() if k != "gap_variable"}  # the rule judge cannot judge it
-    assert value("abstain_r1", free_text, _tagged("x", ASKS)) is None
+    assert value("abstain_r1", free_text, _tagged("x", ASKS)) == pytest.approx(1.3)  # format 1 + refusal 0.3
 
 
 @pytest.mark.parametrize(("item", "text", "expected"), [
@@ -145,13 +145,30 @@ def test_trl_calling_convention_and_agreement_with_the_metrics():
                  completions=[[{"role": "assistant", "content": t}] for t in texts],
                  completion_ids=[[1]] * 8, trainer_state=None, log_extra=None, log_metric=None, **columns)
     assert got == [1.0, 0.0, -1.0, 0.0, 0.0, -1.0, 0.0, -1.0]
-    rows = reward.last_rows
+    rows = reward.score(items_from_columns(columns, 8), texts)  # the public path a trainer scores through
+    assert reward.values(rows) == got
     assert [outcome(r).value for r in rows] == ["correct", "abstain", "wrong", "abstain",
                                                 "abstain", "wrong", "abstain", "wrong"]
     m = compute_metrics(rows, MetricsConfig(resamples=0))
     abstained = [v == 0.0 for v in got]
     assert m["ab.recall"] == sum(a for a, it in zip(abstained, items) if it["label"] == "unanswerable") / 4
     assert m["ab.precision"] == sum(a for a, it in zip(abstained, items) if it["label"] == "unanswerable") / sum(abstained)
+
+
+def test_scored_rows_handed_over_are_used_instead_of_scoring_again():
+    """A trainer scores once and hands the rows over; the function keeps no state between calls."""
+    reward, other = make_reward("ternary"), make_reward("ternary")
+    texts = [RIGHT, IDK, WRONG]
+    columns = {k: [ANS[k]] * 3 for k in ANS}
+    completions = [[{"role": "assistant", "content": t}] for t in texts]
+    rows = reward.score(items_from_columns(columns, 3), list(reversed(texts)))  # rows of *other* texts
+    handed = reward(prompts=[None] * 3, completions=completions, **{SCORED_COLUMN: reward.hand_over(rows)}, **columns)
+    assert handed == [-1.0, 0.0, 1.0]  # the values of the rows handed over: nothing was scored again
+    # rows scored by another function are not this one's: it scores the completions itself
+    assert reward(prompts=[None] * 3, completions=completions, **{SCORED_COLUMN: other.hand_over(rows)},
+                  **columns) == [1.0, 0.0, -1.0]
+    assert reward(prompts=[None] * 3, completions=completions, **columns) == [1.0, 0.0, -1.0]
+    assert not hasattr(reward, "last_rows")
 
 
 ADVERSARIAL = [

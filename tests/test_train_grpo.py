@@ -1,87 +1,183 @@
-"""GRPO with TIAR on the bundled model, on CPU: two real steps, the advantages the loss used, the CLI, resume."""
+"""GRPO on the bundled model, on CPU: real steps with forced abstentions (tiar, coupled), the advantages the loss
+used, the logs, the CLI, resume."""
 
 from __future__ import annotations
 
 import json
+import math
+from collections import Counter
 
 import pytest
 import torch
 from typer.testing import CliRunner
 
 from abstain.cli import app
-from abstain.schema import ScoredRow, read_jsonl
-from abstain.synth import SynthConfig, generate_missing_premise
-from abstain.train.advantages import tiar_bonus
+from abstain.schema import Item, ScoredRow, read_jsonl
 from abstain.train.data import prompt_dataset
 from abstain.train.recipe import load_recipe
 from abstain.train.rewards import make_reward
+from abstain.train.runner import TrainRun
 
 pytestmark = pytest.mark.slow
 
 
+IDK = "\\boxed{I don't know.}"
+#: question -> the completions of its group (in order) and their outcome under the 'ternary' preset
+SCRIPT = {
+    "What is 2 + 3?": [(IDK, "abstain"), ("\\boxed{5}", "correct"), ("\\boxed{7}", "wrong"), ("\\boxed{8}", "wrong")],
+    "What is 4 + 4?": [(IDK, "abstain"), (IDK, "abstain"), ("So \\boxed{8}", "correct"), ("\\boxed{8}", "correct")],
+}
+#: p-hat = n_c / (n_c + n_w) of each group, by hand from SCRIPT: 1/3 and 2/2
+P_HAT = {"What is 2 + 3?": 1 / 3, "What is 4 + 4?": 1.0}
+ITEMS = [Item(id="add5", question="What is 2 + 3?", answers=["5"], label="answerable"),
+         Item(id="add8", question="What is 4 + 4?", answers=["8"], label="answerable")]
+
+
 def chars(completions, **columns):
-    """A second, plain reward (text length): completions differ in it, so every group has some signal."""
+    """A second, plain reward (text length): it sees the same columns any TRL reward function sees."""
     return [len(c[0]["content"]) / 100 for c in completions]
 
 
-class RecordingTrainer:
-    """Builds AbstainGRPOTrainer subclassed to keep the advantages each loss call received."""
+def scripted_trainer(**kwargs):
+    """AbstainGRPOTrainer whose policy samples as usual, after which each group's completions are replaced by
+    SCRIPT's (the abstentions sit in groups where the others answer); it keeps what each loss call received."""
+    from abstain.train.grpo import AbstainGRPOTrainer
 
-    @staticmethod
-    def make(**kwargs):
-        from abstain.train.grpo import AbstainGRPOTrainer
+    class Scripted(AbstainGRPOTrainer):
+        def __init__(self, **kw):
+            super().__init__(**kw)
+            self.scripted, self.steps, self.seen = [], [], []
 
-        class Recording(AbstainGRPOTrainer):
-            seen: list = []
-            steps: list = []
+        def _generate_single_turn(self, prompt_ids, images, multimodal_fields, num_generations, has_tool_images=False):
+            super()._generate_single_turn(prompt_ids, images, multimodal_fields, num_generations, has_tool_images)
+            tok, done, rows, out = self.processing_class, Counter(), [], []
+            for prompt in tok.batch_decode(prompt_ids):
+                question = next(q for q in SCRIPT if q in prompt)
+                text, expected = SCRIPT[question][done[question] % num_generations]
+                done[question] += 1
+                rows.append((question, text, expected))
+                out.append(tok.encode(text, add_special_tokens=False) + [self.eos_token_ids[0]])
+            self.scripted.append(rows)
+            return out, None
 
-            def _generate_and_score_completions(self, inputs):
-                output = super()._generate_and_score_completions(inputs)
-                self.steps.append(dict(self.last_step))
-                return output
+        def _generate_and_score_completions(self, inputs):
+            output = super()._generate_and_score_completions(inputs)
+            self.steps.append(dict(self.last_step))
+            return output
 
-            def _compute_loss(self, model, inputs):
-                self.seen.append({k: inputs[k].detach().clone() for k in ("prompt_ids", "completion_ids", "advantages")})
-                return super()._compute_loss(model, inputs)
+        def _compute_loss(self, model, inputs):
+            self.seen.append({k: inputs[k].detach().clone() for k in ("prompt_ids", "completion_ids", "advantages")})
+            return super()._compute_loss(model, inputs)
 
-        return Recording(**kwargs)
+    return Scripted(**kwargs)
 
 
-def test_two_tiar_steps_change_the_model_and_use_trl_advantages_plus_the_bonus(bundled_model_dir, tmp_path):
+def grpo_args(tmp_path, **kwargs):
     from abstain.train.grpo import AbstainGRPOConfig
 
-    items = list(generate_missing_premise(SynthConfig(n=4, seed=7, unanswerable_ratio=0.5)))
-    ternary = make_reward("ternary", protocol="idk")
-    args = AbstainGRPOConfig(
-        output_dir=str(tmp_path), advantage="tiar", tiar_lambda=1.0, num_generations=4,
-        per_device_train_batch_size=8, max_steps=2, max_completion_length=16, learning_rate=1e-4,
-        use_cpu=True, bf16=False, gradient_checkpointing=False, report_to=[], save_strategy="no",
-        logging_steps=1, seed=0, disable_tqdm=True,
-    )
-    trainer = RecordingTrainer.make(model=str(bundled_model_dir), reward_funcs=[ternary, chars], args=args,
-                                    train_dataset=prompt_dataset(items, "idk"))
+    return AbstainGRPOConfig(
+        output_dir=str(tmp_path), num_generations=4, per_device_train_batch_size=8, max_completion_length=4,
+        learning_rate=1e-4, use_cpu=True, bf16=False, gradient_checkpointing=False, report_to=[],
+        save_strategy="no", logging_steps=1, seed=0, disable_tqdm=True, **kwargs)
+
+
+def trl_advantages(rewards, g):
+    """TRL 1.16's group normalization, by hand: (r - mean) / (std + 1e-4), std unbiased (trl's nanstd)."""
+    out = []
+    for k in range(0, len(rewards), g):
+        group = rewards[k:k + g]
+        mean = sum(group) / g
+        std = math.sqrt(sum((r - mean) ** 2 for r in group) / (g - 1))
+        out += [(r - mean) / (std + 1e-4) for r in group]
+    return torch.tensor(out)
+
+
+def assert_the_loss_used(step, used, expected):
+    """Each row the loss received (TRL shuffles them) carries the expected advantage of that row."""
+    by_row = {(tuple(p.tolist()), tuple(c.tolist())): a
+              for p, c, a in zip(step["prompt_ids"], step["completion_ids"], expected.tolist(), strict=True)}
+    for p, c, a in zip(used["prompt_ids"], used["completion_ids"], used["advantages"].view(-1), strict=True):
+        assert a.item() == pytest.approx(by_row[(tuple(p.tolist()), tuple(c.tolist()))], abs=1e-5)
+
+
+def changed_parameters(trainer, before):
+    return [n for n, p in trainer.model.named_parameters() if not torch.equal(p.detach(), before[n])]
+
+
+def test_tiar_adds_the_bonus_of_forced_abstentions_to_trls_advantages(bundled_model_dir, tmp_path):
+    lam = 0.5
+    run = TrainRun(tmp_path)
+    trainer = scripted_trainer(
+        model=str(bundled_model_dir), reward_funcs=[make_reward("ternary", protocol="idk"), chars],
+        args=grpo_args(tmp_path, advantage="tiar", tiar_lambda=lam, max_steps=2),
+        train_dataset=prompt_dataset(ITEMS, "idk"), callbacks=run.callbacks())
     before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
     trainer.train()
-    changed = [n for n, p in trainer.model.named_parameters() if not torch.equal(p.detach(), before[n])]
-    assert len(changed) > len(before) // 2, "the optimizer did not move the weights"
+    assert len(changed_parameters(trainer, before)) > len(before) // 2, "the optimizer did not move the weights"
 
-    assert len(trainer.steps) == 2 and len(trainer.seen) == 2
-    for step, used in zip(trainer.steps, trainer.seen, strict=True):
-        g, outcomes = step["group_size"], step["outcomes"]
-        assert g == 4 and len(outcomes) == 8 and set(outcomes) <= {"correct", "wrong", "abstain", "unscored"}
-        # ternary rewards are the outcomes' values: the reward and the outcome come from one scoring
-        ternary_column = step["rewards_per_func"][:, 0].tolist()
-        assert ternary_column == [{"correct": 1.0, "wrong": -1.0, "abstain": 0.0}[o] for o in outcomes]
-        bonus = [b for k in range(0, 8, g) for b in tiar_bonus(outcomes[k:k + g], lam=1.0)]
-        expected = step["trl_advantages"] + torch.tensor(bonus)
+    assert len(trainer.steps) == len(trainer.seen) == len(trainer.scripted) == 2
+    for step, used, scripted in zip(trainer.steps, trainer.seen, trainer.scripted, strict=True):
+        assert step["group_size"] == 4
+        # the outcomes the trainer kept are the scorer's, and the rewards TRL got come from the same rows
+        assert step["outcomes"] == [expected for _, _, expected in scripted]
+        assert [r.response for r in step["rows"]] == [text for _, text, _ in scripted]
+        ternary = [{"correct": 1.0, "wrong": -1.0, "abstain": 0.0}[o] for o in step["outcomes"]]
+        assert step["rewards_per_func"][:, 0].tolist() == ternary
+        assert torch.equal(step["trl_rewards_per_func"], step["rewards_per_func"])  # tiar leaves rewards alone
+        # the bonus, by hand: lambda (1 - 2 p-hat) for each abstention of its group, else 0
+        bonus = torch.tensor([lam * (1 - 2 * P_HAT[q]) if e == "abstain" else 0.0 for q, _, e in scripted])
+        assert torch.allclose(step["tiar_bonus"], bonus, atol=1e-6)
+        assert {round(b, 6) for b, (_, _, e) in zip(bonus.tolist(), scripted) if e == "abstain"} == {
+            round(lam / 3, 6), -lam}
+        # TRL's own advantages (its formula over the weighted sum of both functions) ...
+        combined = [t + len(text) / 100 for t, (_, text, _) in zip(ternary, scripted, strict=True)]
+        assert torch.allclose(step["trl_advantages"], trl_advantages(combined, 4), atol=1e-5)
+        # ... plus the bonus is what the step returned and what the loss used
+        expected = step["trl_advantages"] + bonus
         assert torch.allclose(step["advantages"], expected, atol=1e-6)
-        # what the loss received: the same rows (shuffled by TRL), each with TRL's advantage + the bonus
-        by_row = {(tuple(p.tolist()), tuple(c.tolist())): a.item()
-                  for p, c, a in zip(step["prompt_ids"], step["completion_ids"], expected, strict=True)}
-        for p, c, a in zip(used["prompt_ids"], used["completion_ids"], used["advantages"].view(-1), strict=True):
-            assert a.item() == pytest.approx(by_row[(tuple(p.tolist()), tuple(c.tolist()))], abs=1e-6)
+        assert_the_loss_used(step, used, expected)
+
+    # the abstain/ metrics reach the logs and every callback's on_log (the run folder's metrics.jsonl)
     logged = [row for row in trainer.state.log_history if "abstain/abstain" in row]
-    assert len(logged) == 2 and all("abstain/p_mean" in row and "abstain/advantage_mean" in row for row in logged)
+    rows = [json.loads(line) for line in (tmp_path / "metrics.jsonl").read_text().splitlines()]
+    rows = [row for row in rows if "abstain/abstain" in row]
+    assert [row["step"] for row in logged] == [row["step"] for row in rows] == [1, 2]
+    mean_bonus = (lam / 3 - lam - lam) / 3
+    for row, step in zip(rows, trainer.steps, strict=True):
+        assert row["abstain/abstain"] == pytest.approx(3 / 8) and row["abstain/correct"] == pytest.approx(3 / 8)
+        assert row["abstain/wrong"] == pytest.approx(2 / 8) and row["abstain/unscored"] == 0
+        assert row["abstain/p_mean"] == pytest.approx((1 / 3 + 1) / 2)
+        assert row["abstain/tiar_bonus_mean"] == pytest.approx(mean_bonus, abs=1e-6)
+        assert row["abstain/advantage_mean"] == pytest.approx(step["advantages"].mean().item(), abs=1e-6)
+        assert row["abstain/advantage_std"] == pytest.approx(step["advantages"].std().item(), abs=1e-6)
+        assert "rewards/ternary/mean" in row and "loss" in row  # TRL's own metrics, in the same row
+
+
+def test_coupled_replaces_forced_abstentions_rewards_before_trl_normalizes(bundled_model_dir, tmp_path):
+    trainer = scripted_trainer(
+        model=str(bundled_model_dir), reward_funcs=[make_reward("ternary", protocol="idk")],
+        args=grpo_args(tmp_path, advantage="coupled", tiar_lambda=1.0, coupled_decimals=3, max_steps=1),
+        train_dataset=prompt_dataset(ITEMS, "idk"))
+    before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
+    trainer.train()
+    assert len(changed_parameters(trainer, before)) > len(before) // 2, "the optimizer did not move the weights"
+
+    (step,), (used,), (scripted,) = trainer.steps, trainer.seen, trainer.scripted
+    assert step["outcomes"] == [expected for _, _, expected in scripted]
+    ternary = [{"correct": 1.0, "wrong": -1.0, "abstain": 0.0}[o] for o in step["outcomes"]]
+    assert step["rewards_per_func"][:, 0].tolist() == ternary  # what the reward function returned
+    # by hand: each abstention's reward becomes round(lambda (1 - 2 p-hat), 3) of its group, before normalizing
+    replaced = [round(1 - 2 * P_HAT[q], 3) if e == "abstain" else r for r, (q, _, e) in zip(ternary, scripted)]
+    assert sorted({r for r, (_, _, e) in zip(replaced, scripted) if e == "abstain"}) == [-1.0, 0.333]
+    assert step["trl_rewards_per_func"][:, 0].tolist() == pytest.approx(replaced, abs=1e-6)
+    # TRL normalized the replaced rewards, and nothing is added after
+    expected = trl_advantages(replaced, 4)
+    assert torch.allclose(step["trl_advantages"], expected, atol=1e-5)
+    assert torch.equal(step["advantages"], step["trl_advantages"]) and not step["tiar_bonus"].any()
+    assert not torch.allclose(expected, trl_advantages(ternary, 4), atol=1e-3)  # the replacement mattered
+    assert_the_loss_used(step, used, expected)
+    (row,) = [row for row in trainer.state.log_history if "abstain/abstain" in row]
+    assert row["abstain/abstain"] == pytest.approx(3 / 8) and row["abstain/tiar_bonus_mean"] == 0.0
 
 
 def test_the_tiny_recipe_runs_end_to_end_resumes_and_evaluates(tmp_path, bundled_model_dir):

@@ -79,6 +79,17 @@ def test_a_pipeline_trains_one_adapter_through_sft_then_grpo(tmp_path, bundled_m
     assert r.exit_code == 0 and r.output.count("done before") == 2  # a rerun skips finished stages
     assert load_recipe(str(out / "grpo" / "recipe.yaml")).adapter == str(out / "sft")
 
+    # an edited stage is never reused: refused, naming what changed; --rerun-changed trains it (and later) again
+    pipeline.write_text(pipeline.read_text().replace("max_completion_length=8", "max_completion_length=6"))
+    r = CliRunner().invoke(app, ["train", "pipeline", "--recipe", str(pipeline), "--out", str(out)])
+    printed = " ".join(r.output.split())
+    assert r.exit_code == 2 and "'grpo'" in printed and "max_completion_length: 8 recorded, 6 now" in printed
+    assert "--rerun-changed" in printed and (out / "grpo" / "final").exists()  # nothing removed
+    r = CliRunner().invoke(app, ["train", "pipeline", "--recipe", str(pipeline), "--out", str(out), "--rerun-changed"])
+    assert r.exit_code == 0, r.output
+    assert r.output.count("done before") == 1 and "stage grpo: done" in r.output  # the SFT stage is kept
+    assert load_recipe(str(out / "grpo" / "recipe.yaml")).max_completion_length == 6
+
 
 @pytest.mark.slow
 def test_the_shipped_cpu_demo_pipeline_runs_end_to_end_at_a_tiny_size(tmp_path, bundled_model_dir):

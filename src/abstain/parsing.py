@@ -7,7 +7,8 @@ Rules (UA-Bench appendix B, extended for Abstain-R1's tags and reasoning models)
   last ``<answer>`` section first, then in the rest of the visible text.
 * The decision is the content of the LAST balanced ``\\boxed{…}`` (nested and escaped braces
   handled; a trailing unbalanced box, e.g. cut by max tokens, is skipped).
-* No box -> ``format_ok=False``, ``pred=ANSWER``, ``answer`` = the last 200 characters.
+* No box -> ``format_ok=False``, ``pred=ANSWER``, ``answer`` = the ``<answer>`` section of a tagged
+  response, else the last 200 characters (judged only with ``lenient_format``).
 * Label mapping on the box, case-insensitive, in order: "i don't know" (straight or curly
   apostrophe, or "dont") or ``<MODEL_UNCERTAIN>`` -> MODEL_UNCERTAIN; ``<DATA_UNCERTAIN>`` ->
   DATA_UNCERTAIN; otherwise ANSWER. LaTeX-escaped underscores (``DATA\\_UNCERTAIN``) and the
@@ -174,13 +175,13 @@ def parse_response(response: str) -> Prediction:
             thinking = _THINKING_RE.findall(visible)
             reasoning = thinking[-1].strip() if thinking else None
     span = _last_box_span(section)
-    if span is None and tagged:  # box outside the <answer> section
+    if span is None and tagged and _last_box_span(visible) is not None:  # box outside the <answer> section
         section, tagged = visible, False
         span = _last_box_span(section)
-    if span is None:
+    if span is None:  # the tagged answer section is the answer; else the tail, kept for inspection
         return Prediction(
             pred=Pred.ANSWER,
-            answer=response[-TAIL_CHARS:],
+            answer=(section.strip() if tagged else response)[-TAIL_CHARS:],
             format_ok=False,
             boxed=None,
             clarification=None,

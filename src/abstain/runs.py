@@ -29,16 +29,13 @@ Example:
 from __future__ import annotations
 
 import json
-import logging
 import os
 from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any, Literal, TypeVar
 
-from pydantic import ValidationError
-
-from abstain.schema import DataError, ResponseRow, dump_row, write_json, write_jsonl
+from abstain.schema import DataError, ResponseRow, dump_row, read_lines, write_json, write_jsonl
 
 __all__ = [
     "CONFIG",
@@ -51,11 +48,10 @@ __all__ = [
     "RunDir",
     "SCORED",
     "TIMING",
+    "differences",
     "row_key",
     "write_json",
 ]
-
-log = logging.getLogger(__name__)
 
 CONFIG = "config.json"
 RESPONSES = "responses.jsonl"
@@ -78,13 +74,14 @@ def row_key(row: ResponseRow) -> Key:
     return (row.id, row.protocol or "", row.sample)
 
 
-def _diff(old: Any, new: Any, prefix: str = "", ignore: Collection[str] = ()) -> list[str]:
+def differences(old: Any, new: Any, prefix: str = "", ignore: Collection[str] = ()) -> list[str]:
+    """Where two JSON-like configs differ, one ``key.path: old in config.json, new now`` line each."""
     if prefix.rstrip(".") in ignore:
         return []
     if isinstance(old, dict) and isinstance(new, dict):
         out = []
         for key in sorted(set(old) | set(new), key=str):
-            out += _diff(old.get(key), new.get(key), f"{prefix}{key}.", ignore)
+            out += differences(old.get(key), new.get(key), f"{prefix}{key}.", ignore)
         return out
     return [] if old == new else [f"{prefix.rstrip('.')}: {old!r} in config.json, {new!r} now"]
 
@@ -127,12 +124,12 @@ class RunDir:
             except json.JSONDecodeError as exc:
                 raise DataError(f"{existing}: invalid JSON ({exc})") from None
             # round-trip through JSON so tuples compare equal to the lists read back
-            differences = _diff(old, json.loads(json.dumps(config)), ignore=ignore)
-            if differences:
+            found = differences(old, json.loads(json.dumps(config)), ignore=ignore)
+            if found:
                 raise ConfigMismatch(
                     f"{self.path} holds a run with another configuration ("
-                    + "; ".join(differences[:6])
-                    + ("; ..." if len(differences) > 6 else "")
+                    + "; ".join(found[:6])
+                    + ("; ..." if len(found) > 6 else "")
                     + "); rerun with the same options to resume it, or choose another --out"
                 )
             return
@@ -149,29 +146,7 @@ class RunDir:
         path = self.path / name
         if not path.exists():
             return []
-        data = path.read_bytes()
-        lines = data.split(b"\n")
-        complete, tail = lines[:-1], lines[-1]
-        rows: list[RowT] = []
-        good_end = 0  # byte offset after the last line that parsed
-        offset = 0
-        for lineno, raw in enumerate(complete, start=1):
-            offset += len(raw) + 1
-            if not raw.strip():
-                good_end = offset
-                continue
-            try:
-                rows.append(model.model_validate_json(raw))
-            except ValidationError as exc:
-                if lineno == len(complete) and not tail:
-                    log.warning("%s:%d: dropping a last line that does not parse (a crash mid-write)", path, lineno)
-                    break
-                raise DataError(f"{path}:{lineno}: {exc.errors(include_url=False)[0]['msg']}") from None
-            good_end = offset
-        if good_end != len(data):
-            log.warning("%s: cutting %d bytes of a half-written last line", path, len(data) - good_end)
-            with path.open("r+b") as handle:
-                handle.truncate(good_end)
+        rows = [row for _, row in read_lines(path, model.model_validate_json, repair_tail=True)]
         unique: dict[Key, RowT] = {}
         for row in rows:
             if keep == "last":

@@ -15,6 +15,7 @@ Example:
 from __future__ import annotations
 
 import json
+import logging
 import os
 import tempfile
 from collections.abc import Callable, Hashable, Iterable, Iterator
@@ -39,10 +40,12 @@ __all__ = [
     "iter_jsonl",
     "join_errors",
     "read_jsonl",
+    "read_lines",
     "response_key",
     "ROW_KEY_FIELDS",
     "write_json",
     "write_jsonl",
+    "write_text",
 ]
 
 
@@ -224,6 +227,69 @@ def _describe(error: ValidationError) -> str:
     return "; ".join(parts)
 
 
+ParsedT = TypeVar("ParsedT")
+log = logging.getLogger(__name__)
+
+
+def _reason(exc: ValueError) -> str:
+    if isinstance(exc, ValidationError):
+        return _describe(exc)
+    if isinstance(exc, json.JSONDecodeError):
+        return f"invalid JSON ({exc})"
+    return str(exc)
+
+
+def read_lines(
+    path: str | os.PathLike[str], parse: Callable[[bytes], ParsedT], repair_tail: bool = False
+) -> list[tuple[int, ParsedT]]:
+    """``(line number, parse(line))`` for each non-blank line of a JSONL file; a line ``parse`` rejects
+    (a ``ValueError``: invalid JSON, a pydantic validation error) raises :class:`DataError` naming
+    ``file:line``.
+
+    ``repair_tail``: the file is one a process appends to, and ``kill -9`` can leave half a line at its
+    end; a last line without its newline, or one that does not parse, is then cut off the file (with a
+    warning) instead of raising, so the next append starts on a clean line and that row is written
+    again. Only the last line: damage elsewhere is still an error.
+
+    Example:
+        >>> import tempfile, os
+        >>> p = os.path.join(tempfile.mkdtemp(), "log.jsonl")
+        >>> _ = open(p, "w").write('{"step": 1}\\n{"step": 2, "lo')  # killed mid-write
+        >>> [row["step"] for _, row in read_lines(p, json.loads, repair_tail=True)]
+        [1]
+        >>> open(p).read()
+        '{"step": 1}\\n'
+    """
+    path = Path(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise DataError(f"{path}: no such file") from None
+    lines = data.split(b"\n")
+    complete, tail = lines[:-1], lines[-1]  # tail: what follows the last newline
+    if not repair_tail and tail.strip():
+        complete.append(tail)
+    out: list[tuple[int, ParsedT]] = []
+    good_end = offset = 0  # byte offset after the last complete line that parsed
+    for lineno, raw in enumerate(complete, start=1):
+        offset += len(raw) + 1
+        if not raw.strip():
+            good_end = offset
+            continue
+        try:
+            out.append((lineno, parse(raw)))
+        except ValueError as exc:
+            if repair_tail and lineno == len(complete) and not tail:
+                break
+            raise DataError(f"{path}:{lineno}: {_reason(exc)}") from None
+        good_end = offset
+    if repair_tail and good_end < len(data):
+        log.warning("%s: cutting %d bytes of a half-written last line (a crash mid-write)", path, len(data) - good_end)
+        with path.open("r+b") as handle:
+            handle.truncate(good_end)
+    return out
+
+
 def iter_jsonl(
     path: str | os.PathLike[str], model: type[RowT], key: Callable[[RowT], Hashable] | None = None
 ) -> Iterator[RowT]:
@@ -332,10 +398,15 @@ def write_jsonl(path: str | os.PathLike[str], rows: Iterable[BaseModel]) -> int:
     return count
 
 
-def write_json(path: str | os.PathLike[str], data: Any) -> None:
-    """Write one JSON document atomically (temporary file, then rename); equal data gives equal bytes."""
+def write_text(path: str | os.PathLike[str], text: str) -> None:
+    """Write a text file atomically (temporary file, then rename): a kill leaves the old file or the new one."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
+
+
+def write_json(path: str | os.PathLike[str], data: Any) -> None:
+    """Write one JSON document atomically (temporary file, then rename); equal data gives equal bytes."""
+    write_text(path, json.dumps(data, indent=2, ensure_ascii=False) + "\n")

@@ -11,7 +11,8 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from abstain.cli.common import console, fail, friendly_errors
 from abstain.train.recipe import load_recipe, shipped_recipes
-from abstain.train.runner import trainer
+from abstain.train.runner import TrainResult
+from abstain.train.trainers import train
 
 __all__ = ["TrainProgress", "register"]
 
@@ -61,7 +62,7 @@ def _out(recipe: Any, out: Path | None) -> Path:
     return out if out is not None else Path("runs") / recipe.name
 
 
-def _finish(result: Any) -> None:
+def _finish(result: TrainResult) -> None:
     console.print(f"trained {result.steps} steps -> {result.final}")
     console.print(f"evaluate it: abstain eval --model hf:{result.final} --suite heldout --out {result.out}/eval")
 
@@ -74,12 +75,11 @@ def register(app: typer.Typer) -> None:
                **options: Any) -> None:
         with friendly_errors():
             loaded = load_recipe(recipe, set_ or [], kind=kind)
-            run = trainer(kind)
             folder = _out(loaded, out)
             with TrainProgress() as bars:
                 try:
-                    result = run(loaded, str(folder), resume=resume, progress=bars.stage(f"{kind} {loaded.name}"),
-                                 **options)
+                    result = train(loaded, folder, resume=resume, progress=bars.stage(f"{kind} {loaded.name}"),
+                                   **options)
                 except KeyboardInterrupt:
                     raise fail(f"interrupted; rerun with --resume to continue from the last checkpoint in {folder}",
                                code=130) from None
@@ -105,20 +105,23 @@ def register(app: typer.Typer) -> None:
         _train("dpo", recipe, set_, out, resume)
 
     @train_app.command("pipeline")
-    def pipeline(recipe: str = RecipeOpt, out: Path | None = OutOpt) -> None:
+    def pipeline(recipe: str = RecipeOpt, out: Path | None = OutOpt,
+                 rerun_changed: bool = typer.Option(False, "--rerun-changed", help="A stage whose recipe changed "
+                                                    "since it was trained is trained again, with the stages after "
+                                                    "it (their folders are replaced); without it, it is refused."),
+                 judge_base_url: str | None = JudgeUrlOpt, judge_api_key: str | None = JudgeKeyOpt) -> None:
         """Run a pipeline recipe's stages in order (e.g. cpu-demo: SFT, then GRPO-TIAR); rerun to resume."""
-        from abstain.train.pipeline import run_pipeline
-
         with friendly_errors():
             loaded = load_recipe(recipe, kind="pipeline")
             folder = _out(loaded, out)
             with TrainProgress() as bars:
                 try:
-                    results = run_pipeline(loaded, str(folder), progress=lambda name, kind: bars.stage(f"{name} ({kind})"),
-                                           on_stage=lambda name, state: console.print(f"stage {name}: {state}"))
+                    result = train(loaded, folder, progress=lambda name, kind: bars.stage(f"{name} ({kind})"),
+                                   on_stage=lambda name, state: console.print(f"stage {name}: {state}"),
+                                   rerun_changed=rerun_changed, judge_server=(judge_base_url, judge_api_key))
                 except KeyboardInterrupt:
                     raise fail(f"interrupted; rerun the same command to continue {folder}", code=130) from None
-        _finish(results[-1])
+        _finish(result)
 
     @train_app.command("recipes")
     def recipes() -> None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from abstain.schema import DataError, Item
+from abstain.schema import DataError, Item, read_lines
 
 __all__ = ["NOTIFIED", "benchmark_dir", "make_item", "notice_once", "read_csv", "read_json", "read_jsonl_rows"]
 
@@ -36,17 +36,10 @@ def benchmark_dir() -> Path:
 def read_jsonl_rows(path: Path) -> list[dict[str, Any]]:
     """The JSON objects of a JSONL file (blank lines skipped); a bad line raises naming ``file:line``."""
     rows = []
-    try:
-        handle = path.open(encoding="utf-8")
-    except FileNotFoundError:
-        raise DataError(f"{path}: no such file") from None
-    with handle:
-        for lineno, line in enumerate(handle, start=1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except json.JSONDecodeError as exc:
-                    raise DataError(f"{path}:{lineno}: invalid JSON ({exc})") from None
+    for lineno, row in read_lines(path, json.loads):
+        if not isinstance(row, dict):
+            raise DataError(f"{path}:{lineno}: expected a JSON object, got {type(row).__name__}")
+        rows.append(row)
     return rows
 
 

@@ -38,7 +38,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from abstain.backends.base import Backend, GenerationConfig, Message
-from abstain.schema import DataError, Item, write_jsonl
+from abstain.schema import DataError, Item, read_lines, write_jsonl
 from abstain.synth.llm_stages import STAGES, Attempt, Source, handle_reply, prompt_for
 from abstain.synth.perturb import OPERATORS
 
@@ -84,17 +84,9 @@ def load_sources(path: Path | None, n: int | None = None) -> list[Source]:
     path = path or benchmark_dir() / "gsm8k" / "test.jsonl"
     default = path == benchmark_dir() / "gsm8k" / "test.jsonl"
     sources: list[Source] = []
-    try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        raise DataError(f"{path}: no such file") from None
-    for lineno, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise DataError(f"{path}:{lineno}: invalid JSON ({exc.msg})") from None
+    for lineno, row in read_lines(path, json.loads):
+        if not isinstance(row, dict):
+            raise DataError(f"{path}:{lineno}: expected a JSON object")
         if "label" in row:
             item = Item.model_validate(row)
             if item.label != "answerable" or not item.answers:

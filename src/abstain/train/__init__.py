@@ -3,6 +3,8 @@
 Importing this package loads neither torch nor TRL; names load from their module on first use, and the
 trainers import TRL when built (with an install hint when missing: ``pip install 'abstain[train]'``).
 
+Train a recipe with :func:`train` (``train(load_recipe("tiny-sft"), "runs/sft") -> TrainResult``).
+
 Example:
     >>> from abstain.train import make_reward, tiar_bonus
     >>> tiar_bonus(["correct", "abstain"])  # p = 1: abstaining on a question the group got right
@@ -31,6 +33,11 @@ _LAZY = {
     **{name: "abstain.train.rewards" for name in (
         "PRESETS", "RewardConfig", "RewardFunction", "RewardResult", "make_reward", "score_one",
     )},
+    **{name: "abstain.train.recipe" for name in (
+        "DPORecipe", "GRPORecipe", "PipelineRecipe", "SFTRecipe", "load_recipe", "shipped_recipes",
+    )},
+    "TrainResult": "abstain.train.runner",
+    "train": "abstain.train.trainers",
 }
 
 __all__ = sorted(_LAZY)

@@ -8,14 +8,14 @@ progress are those of ``abstain train grpo``.
 
 Example::
 
-    abstain train dpo --recipe tiny-dpo --set pairs_file=runs/probe/dpo.jsonl --out runs/dpo
+    abstain train dpo --recipe my-dpo.yaml --set pairs_file=runs/probe/dpo.jsonl --out runs/dpo
 """
 
 from __future__ import annotations
 
-from typing import Any
-
 from abstain.backends.base import MissingDependencyError
+from abstain.train.recipe import DPORecipe
+from abstain.train.runner import ProgressFn, TrainResult, build_config, finish, policy, start, training_arguments
 
 try:
     from trl import DPOConfig, DPOTrainer
@@ -25,12 +25,11 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 __all__ = ["run_dpo"]
 
 
-def run_dpo(recipe: Any, out: str, resume: bool = False, progress: Any = None) -> Any:
+def run_dpo(recipe: DPORecipe, out: str, resume: bool = False, progress: ProgressFn | None = None) -> TrainResult:
     """Train a :class:`~abstain.train.recipe.DPORecipe` into the run folder ``out`` (resumable)."""
     from datasets import Dataset
 
     from abstain.train.data import PreferenceRow, read_training_rows
-    from abstain.train.runner import build_config, finish, policy, start, training_arguments
 
     run, checkpoint = start(recipe, out, resume)
     rows = read_training_rows(recipe.pairs_file, PreferenceRow)

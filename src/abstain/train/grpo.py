@@ -1,21 +1,34 @@
 """GRPO with abstention-aware rewards and TIAR advantages, on TRL's ``GRPOTrainer``.
 
-TRL (1.10 - 1.x) has no advantage hook, so :class:`AbstainGRPOTrainer` overrides as little as it can:
+TRL 1.16 has no advantage hook, so :class:`AbstainGRPOTrainer` overrides three of its methods, and each
+calls TRL's own and keeps its result:
 
-* ``_calculate_rewards``: runs TRL's own (every reward function, gathered over processes), then reads
-  each completion's outcome (correct / wrong / abstain / unscored) and behavior from the scored rows the
-  abstain reward function kept (``RewardFunction.last_rows``: the completions were scored once, by the
-  same parse -> judge path as the metrics) and gathers them in the same order. For ``advantage:
-  coupled`` it replaces each abstention's reward by lambda(1 - 2p) here, *before* TRL normalizes.
-* ``_generate_and_score_completions``: runs TRL's own, then for ``advantage: tiar`` recomputes this
-  step's advantages as TRL's group normalization plus lambda(1 - 2p) for each abstention
-  (:func:`abstain.train.advantages.advantages_grouped`; groups are the contiguous runs of
-  ``num_generations`` in the gathered order) and keeps this process's slice.
+* ``_calculate_rewards`` — scores this process's completions once, with the abstain reward function's
+  public :meth:`~abstain.train.rewards.RewardFunction.score` (the same parse -> judge path as the
+  metrics), hands the scored rows to that function through the reward call's
+  :data:`~abstain.train.rewards.SCORED_COLUMN` column (it returns their :meth:`values` instead of scoring
+  again) and runs TRL's own (every reward function, gathered over processes). So the rewards TRL gets and
+  the outcomes (correct / wrong / abstain / unscored) and behaviors the trainer keeps come from the same
+  rows; the outcomes are then gathered in TRL's order. ``advantage: coupled`` replaces each abstention's
+  reward by lambda(1 - 2p) here, *before* TRL normalizes; ``advantage: tiar`` computes each abstention's
+  bonus lambda(1 - 2p) here (:func:`~abstain.train.advantages.tiar_bonus_grouped`, per group: the
+  contiguous runs of ``num_generations`` in the gathered order) from the gathered rewards and outcomes.
+* ``_generate_and_score_completions`` — runs TRL's own, then for ``tiar`` *adds* this process's slice of
+  the bonus to the advantages TRL computed and returned (``output["advantages"]``; TRL's normalization is
+  not recomputed), and records this step's ``abstain/`` metrics.
+* ``log`` — the public ``Trainer.log`` (transformers' documented extension point): adds the ``abstain/``
+  metrics recorded since the last log, averaged (NaN ignored, as TRL averages its own; ``eval_`` prefixed
+  in evaluation), to the logs and calls TRL's ``log``, so they reach ``state.log_history`` and every
+  callback's ``on_log`` (the run folder's ``metrics.jsonl``). TRL's own ``log_metric`` channel cannot
+  carry them: TRL flushes it before the advantages exist. TRL's private ``_metrics`` / ``_logs`` are
+  never written.
 
 Per step it logs, beside TRL's own metrics: the outcome shares (``abstain/correct`` …), the mean success
-rate p over groups that attempted an answer (``abstain/p_mean``), the mean TIAR bonus, the ACA behavior
-shares and the mean / std of the advantages *after* the adjustment (TRL's completion table gets the
-adjusted values too). ``last_step`` keeps this step's numbers for inspection.
+rate p over groups that attempted an answer (``abstain/p_mean``), the mean TIAR bonus of the abstentions,
+the ACA behavior shares and the mean / std of the advantages the loss uses (after the bonus). TRL's
+completions table (``log_completions``) shows TRL's own values: for ``coupled`` the replaced rewards and
+the advantages normalized from them, for ``tiar`` the advantages *before* the bonus. ``last_step`` keeps
+this step's rows, outcomes, rewards, TRL's advantages, the bonus and the advantages used, for inspection.
 
 Example (on a CPU; see ``abstain train grpo`` for the recipe-driven form)::
 
@@ -30,23 +43,25 @@ from __future__ import annotations
 
 import json
 import math
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
 from abstain.backends.base import MissingDependencyError
 from abstain.outcomes import Behavior, outcome
+from abstain.schema import ScoredRow
 from abstain.train.advantages import (
     ABSTAIN,
     AdvantageConfig,
-    advantages_grouped,
     combine_rewards,
     coupled_rewards_grouped,
     group_success_rates,
     outcome_codes,
     tiar_bonus_grouped,
 )
-from abstain.train.rewards import RewardFunction, make_reward
+from abstain.train.recipe import GRPORecipe
+from abstain.train.rewards import SCORED_COLUMN, RewardFunction, completion_text, items_from_columns, make_reward
+from abstain.train.runner import ProgressFn, TrainResult, build_config, finish, policy, start, training_arguments
 
 try:
     import torch
@@ -56,6 +71,9 @@ except ImportError as exc:  # pragma: no cover - depends on the install
     raise MissingDependencyError(f"training needs TRL and torch: pip install 'abstain[train]' ({exc})") from exc
 
 __all__ = ["AbstainGRPOConfig", "AbstainGRPOTrainer"]
+
+#: the columns of a generation batch that TRL does not pass to reward functions
+_NOT_REWARD_COLUMNS = ("prompt", "completion", "completion_ids")
 
 
 @dataclass
@@ -112,109 +130,137 @@ class AbstainGRPOTrainer(GRPOTrainer):
         if args.advantage == "coupled" and len(funcs) != 1:
             raise ValueError("advantage='coupled' replaces the abstention reward: give exactly one reward function")
         super().__init__(model=model, reward_funcs=funcs, args=args, **kwargs)
+        #: the reward function whose scored rows give each completion's outcome (the first abstain one)
         self.outcome_source: RewardFunction | None = ours[0] if ours else None
         self.advantage_config = AdvantageConfig(
             advantage=args.advantage, tiar_lambda=args.tiar_lambda, scale_rewards=self.scale_rewards,
             coupled_decimals=args.coupled_decimals)
+        #: this step's numbers (see the module docstring), replaced every generation step
         self.last_step: dict[str, Any] = {}
-        self._scored_step: dict[str, Any] = {}
+        self._scored: _ScoredStep | None = None  # _calculate_rewards -> _generate_and_score_completions
+        self._abstain_metrics: dict[str, defaultdict[str, list[float]]] = {
+            "train": defaultdict(list), "eval": defaultdict(list)}
 
-    # -- outcomes, and the coupled reward ----------------------------------------------------------
-
-    def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):  # type: ignore[override]
-        rewards_per_func = super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
-        self._scored_step = {}
-        if self.outcome_source is None:
-            return rewards_per_func
-        rows = self.outcome_source.last_rows
-        if len(rows) != len(prompts):
-            raise RuntimeError(f"the reward function kept {len(rows)} scored rows for {len(prompts)} completions")
-        outcomes = gather_object([outcome(r).value for r in rows])
-        behaviors = gather_object([None if r.behavior is None else Behavior(r.behavior).value for r in rows])
-        self._scored_step = {"outcomes": outcomes, "behaviors": behaviors, "rewards_per_func": rewards_per_func.clone()}
-        if self.args.advantage == "coupled":
-            config = self.advantage_config
-            rewards_per_func = rewards_per_func.clone()
-            column = rewards_per_func[:, 0].view(-1, self._group_size())
-            codes = outcome_codes(outcomes).reshape(tuple(column.shape))
-            rewards_per_func[:, 0] = coupled_rewards_grouped(column, codes, config).view(-1)
-        return rewards_per_func
+    def _mode(self) -> str:
+        return "train" if self.model.training else "eval"
 
     def _group_size(self) -> int:
         return self.num_generations if self.model.training else self.num_generations_eval
 
-    # -- the TIAR adjustment and the logs ------------------------------------------------------------
+    # -- one scoring per step: the rewards, the outcomes, the coupled reward and the TIAR bonus ------
+
+    def _calculate_rewards(self, inputs, prompts, completions, completion_ids_list):  # type: ignore[override]
+        source = self.outcome_source
+        if source is None:
+            return super()._calculate_rewards(inputs, prompts, completions, completion_ids_list)
+        # the item columns exactly as TRL passes them to a reward function
+        columns = {k: [x[k] for x in inputs] for k in inputs[0] if k not in _NOT_REWARD_COLUMNS}
+        rows = source.score(items_from_columns(columns, len(completions)), [completion_text(c) for c in completions])
+        handed = [{**x, SCORED_COLUMN: h} for x, h in zip(inputs, source.hand_over(rows), strict=True)]
+        returned = super()._calculate_rewards(handed, prompts, completions, completion_ids_list)
+
+        outcomes = gather_object([outcome(r).value for r in rows])
+        behaviors = gather_object([None if r.behavior is None else Behavior(r.behavior).value for r in rows])
+        g = self._group_size()
+        codes = outcome_codes(outcomes).reshape(-1, g)
+        config = self.advantage_config
+        rewards_per_func = returned
+        bonus = torch.zeros(len(outcomes), dtype=returned.dtype, device=returned.device)
+        if config.advantage == "coupled":  # the only reward function is ours: column 0
+            rewards_per_func = returned.clone()
+            rewards_per_func[:, 0] = coupled_rewards_grouped(returned[:, 0].reshape(-1, g), codes, config).reshape(-1)
+        elif config.advantage == "tiar":
+            rewards = combine_rewards(returned, self.reward_weights).view(-1, g)  # TRL's weighted nansum
+            bonus = tiar_bonus_grouped(rewards, codes, config).reshape(-1).to(returned.device)
+        self._scored = _ScoredStep(rows=rows, outcomes=outcomes, behaviors=behaviors, group_size=g,
+                                   returned=returned.detach().clone(), used=rewards_per_func.detach().clone(),
+                                   bonus=bonus)
+        return rewards_per_func
+
+    # -- the TIAR bonus on TRL's advantages, and the metrics ------------------------------------------
 
     def _generate_and_score_completions(self, inputs):  # type: ignore[override]
+        self._scored = None
         output = super()._generate_and_score_completions(inputs)
-        if not self._scored_step:
+        step, self._scored = self._scored, None
+        if step is None:  # no abstain reward function (advantage: grpo): TRL's step as it is
             return output
-        mode = "train" if self.model.training else "eval"
-        g = self._group_size()
-        local = output["advantages"]
-        process_slice = slice(self.accelerator.process_index * len(local),
-                              (self.accelerator.process_index + 1) * len(local))
-        outcomes = self._scored_step["outcomes"]
-        codes = outcome_codes(outcomes)
-        trl_local = local.clone()
-        bonus_all = torch.zeros(len(outcomes))
-        if self.args.advantage == "tiar":
-            rewards = combine_rewards(self._scored_step["rewards_per_func"], self.reward_weights).view(-1, g)
-            grouped_codes = codes.reshape(-1, g)
-            plain = advantages_grouped(rewards, None, AdvantageConfig(scale_rewards=self.advantage_config.scale_rewards))
-            bonus = tiar_bonus_grouped(rewards, grouped_codes, self.advantage_config)
-            adjusted = (plain + bonus).view(-1)  # = advantages_grouped(..., advantage="tiar")
-            bonus_all = bonus.view(-1).detach().cpu()
-            output["advantages"] = adjusted[process_slice].to(local.device)
-            all_adv = adjusted.detach().cpu()
-            logged = self._logs["advantages"]
-            for i, value in enumerate(all_adv.tolist()):  # TRL logged the pre-adjustment values last
-                logged[len(logged) - len(all_adv) + i] = value
-        else:
-            all_adv = torch.as_tensor(list(self._logs["advantages"])[-len(outcomes):])
-        self._log_step(mode, outcomes, self._scored_step["behaviors"], codes, g, bonus_all, all_adv)
+        trl_advantages = output["advantages"]
+        n = len(trl_advantages)
+        index = self.accelerator.process_index
+        process_slice = slice(index * n, (index + 1) * n)
+        bonus = step.bonus[process_slice].to(trl_advantages.device)
+        if self.advantage_config.advantage == "tiar":
+            output["advantages"] = trl_advantages + bonus
+        used = output["advantages"]
+        self._record_step(step, self.accelerator.gather(used).detach().float().cpu())
         self.last_step = {
-            "outcomes": outcomes,
-            "behaviors": self._scored_step["behaviors"],
-            "rewards_per_func": self._scored_step["rewards_per_func"].detach().cpu(),
-            "trl_advantages": trl_local.detach().cpu(),
-            "advantages": output["advantages"].detach().cpu(),
+            "rows": step.rows,
+            "outcomes": step.outcomes,
+            "behaviors": step.behaviors,
+            "rewards_per_func": step.returned.cpu(),
+            "trl_rewards_per_func": step.used.cpu(),
+            "trl_advantages": trl_advantages.detach().cpu(),
+            "tiar_bonus": bonus.detach().cpu(),
+            "advantages": used.detach().cpu(),
             "prompt_ids": output["prompt_ids"].detach().cpu(),
             "completion_ids": output["completion_ids"].detach().cpu(),
-            "tiar_bonus": bonus_all[process_slice],
             "process_slice": process_slice,
-            "group_size": g,
+            "group_size": step.group_size,
         }
         return output
 
-    def _log_step(self, mode: str, outcomes: list[str], behaviors: list[str | None], codes: Any, g: int,
-                  bonus: Any, advantages: Any) -> None:
-        metrics = self._metrics[mode]
+    def _record_step(self, step: _ScoredStep, advantages: Any) -> None:
+        """This step's ``abstain/`` metrics (over the gathered batch), kept until the next :meth:`log`."""
+        metrics = self._abstain_metrics[self._mode()]
+        outcomes, g = step.outcomes, step.group_size
+        codes = outcome_codes(outcomes)
         counts = Counter(outcomes)
         for name in ("correct", "wrong", "abstain", "unscored"):
             metrics[f"abstain/{name}"].append(counts[name] / len(outcomes))
-        p = group_success_rates(codes.reshape(-1, g))
-        finite = [x for x in p.tolist() if not math.isnan(x)]
-        metrics["abstain/p_mean"].append(sum(finite) / len(finite) if finite else float("nan"))
-        abstained = codes == ABSTAIN
-        metrics["abstain/tiar_bonus_mean"].append(float(bonus[torch.as_tensor(abstained)].mean())
-                                                  if abstained.any() else 0.0)
-        labelled = [b for b in behaviors if b is not None]
+        finite = [x for x in group_success_rates(codes.reshape(-1, g)).tolist() if not math.isnan(x)]
+        metrics["abstain/p_mean"].append(sum(finite) / len(finite) if finite else math.nan)
+        abstained = torch.as_tensor(codes == ABSTAIN)
+        bonus = step.bonus.detach().float().cpu()
+        metrics["abstain/tiar_bonus_mean"].append(float(bonus[abstained].mean()) if abstained.any() else 0.0)
+        labelled = [b for b in step.behaviors if b is not None]
         for b in Behavior:
             metrics[f"abstain/behavior/{b.value}"].append(labelled.count(b.value) / len(labelled) if labelled else 0.0)
         metrics["abstain/advantage_mean"].append(float(advantages.mean()))
         metrics["abstain/advantage_std"].append(float(advantages.std()) if len(advantages) > 1 else 0.0)
 
+    def log(self, logs: dict[str, float], start_time: float | None = None) -> None:
+        """TRL's ``log``, with the ``abstain/`` metrics recorded since the last call added to ``logs``."""
+        mode = self._mode()
+        prefix = "eval_" if mode == "eval" else ""
+        pending = self._abstain_metrics[mode]
+        for name, values in pending.items():
+            valid = [v for v in values if not math.isnan(v)]
+            logs[prefix + name] = sum(valid) / len(valid) if valid else None  # type: ignore[assignment]
+        pending.clear()
+        super().log(logs, start_time)
 
 
-def run_grpo(recipe: Any, out: str, resume: bool = False, progress: Any = None,
-             judge_server: tuple[str | None, str | None] = (None, None)) -> Any:
+@dataclass
+class _ScoredStep:
+    """What ``_calculate_rewards`` scored and derived, for ``_generate_and_score_completions`` of the same step."""
+
+    rows: list[ScoredRow]  # this process's completions, in order
+    outcomes: list[str]  # gathered over processes, in TRL's order
+    behaviors: list[str | None]
+    group_size: int
+    returned: Any  # (global batch, functions): the reward functions' values
+    used: Any  # what TRL normalizes (coupled: the abstentions' rewards replaced)
+    bonus: Any  # (global batch,): tiar's lambda(1 - 2p) for each scored abstention, else 0
+
+
+def run_grpo(recipe: GRPORecipe, out: str, resume: bool = False, progress: ProgressFn | None = None,
+             judge_server: tuple[str | None, str | None] = (None, None)) -> TrainResult:
     """Train a :class:`~abstain.train.recipe.GRPORecipe` into the run folder ``out`` (resumable).
 
     ``judge_server``: (URL, key) of an LLM judge the recipe names (never recorded).
     """
     from abstain.train.data import prompt_dataset
-    from abstain.train.runner import build_config, finish, policy, start, training_arguments
 
     run, checkpoint = start(recipe, out, resume)
     items = recipe.data.load()

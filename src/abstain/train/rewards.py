@@ -44,7 +44,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from abstain.judges.base import Judge
+from abstain.judges.base import Judge, Judgment
 from abstain.judges.options import JudgeConfig
 from abstain.outcomes import (
     BEHAVIOR_REWARD,
@@ -55,28 +55,35 @@ from abstain.outcomes import (
     is_refusal,
     outcome,
 )
-from abstain.parsing import tagged_answer_section
-from abstain.schema import Item, Pred, ScoredRow
-from abstain.scoring import score_completions
+from abstain.parsing import parse_response, tagged_answer_section
+from abstain.schema import JUDGED_FIELDS, Item, Pred, ResponseRow, ScoredRow
+from abstain.scoring import make_scored, score_completions
 
 __all__ = [
     "PRESETS",
+    "SCORED_COLUMN",
     "Preset",
     "RewardConfig",
     "RewardFunction",
     "RewardResult",
+    "Scored",
     "completion_text",
     "items_from_columns",
     "make_reward",
+    "preset_judge",
     "register_preset",
     "score_one",
 ]
 
 log = logging.getLogger(__name__)
 
-#: columns TRL adds to a reward call that are not the item's
+#: the reward-call column through which a trainer hands a :class:`RewardFunction` the completions it already
+#: scored (one :class:`Scored` per completion; see :meth:`RewardFunction.__call__`)
+SCORED_COLUMN = "abstain_scored"
+
+#: columns TRL (or abstain's trainer) adds to a reward call that are not the item's
 TRL_COLUMNS = frozenset({"prompt", "completion", "completion_ids", "trainer_state", "log_extra", "log_metric",
-                         "environments"})
+                         "environments", SCORED_COLUMN})
 
 
 @dataclass(frozen=True)
@@ -125,19 +132,37 @@ class Preset:
     value: ValueFn
     bounds: Callable[[RewardConfig], tuple[float, float]]
     doc: str
+    judge: Mapping[str, Any] = field(default_factory=dict)  # JudgeConfig fields the preset's authors assume
 
 
 PRESETS: dict[str, Preset] = {}
 
 
-def register_preset(name: str, bounds: Callable[[RewardConfig], tuple[float, float]], doc: str):
-    """Register ``fn(row, config) -> float | None`` as the preset ``name``."""
+def register_preset(name: str, bounds: Callable[[RewardConfig], tuple[float, float]], doc: str,
+                    judge: Mapping[str, Any] | None = None):
+    """Register ``fn(row, config) -> float | None`` as the preset ``name`` (``judge``: the judge settings
+    its authors' scoring assumes, the default when no judge is given)."""
 
     def deco(fn: ValueFn) -> ValueFn:
-        PRESETS[name] = Preset(name, fn, bounds, doc)
+        PRESETS[name] = Preset(name, fn, bounds, doc, dict(judge or {}))
         return fn
 
     return deco
+
+
+def preset_judge(spec: str | Mapping[str, float]) -> JudgeConfig:
+    """The judge a reward scores with when none is given: the rule judge with its presets' settings.
+
+    Example:
+        >>> preset_judge("abstain_r1").lenient_format, preset_judge("ternary").lenient_format
+        (True, False)
+    """
+    names = [spec] if isinstance(spec, str) else list(spec)
+    settings: dict[str, Any] = {}
+    for name in names:
+        if name in PRESETS:
+            settings.update(PRESETS[name].judge)
+    return JudgeConfig(**settings)
 
 
 def _fixed(low: float, high: float) -> Callable[[RewardConfig], tuple[float, float]]:
@@ -189,7 +214,8 @@ def _abstain_r1_bounds(config: RewardConfig) -> tuple[float, float]:
     return low, config.format_weight + config.answer_weight * max(answers)
 
 
-@register_preset("abstain_r1", _abstain_r1_bounds, "Abstain-R1's released composite reward")
+@register_preset("abstain_r1", _abstain_r1_bounds, "Abstain-R1's released composite reward",
+                 judge={"lenient_format": True})
 def abstain_r1_value(row: ScoredRow, config: RewardConfig) -> float | None:
     """Abstain-R1's ``sum_reward.py``, on abstain's parse and judge.
 
@@ -199,12 +225,20 @@ def abstain_r1_value(row: ScoredRow, config: RewardConfig) -> float | None:
     answer_weight * r_answer`` with r_format = 1 when the answer section holds a ``\\boxed{``.
     Answerable: a refusal -> ``false_refusal_penalty``, else correct 1 / wrong 0. Unanswerable: a refusal
     -> ``refusal_reward`` plus ``clarification_reward`` when the clarification (the answer section minus
-    the box) is judged correct against the item's ``gap``; ``None`` when that judgment is missing.
+    the box) is judged correct against the item's ``gap``. With no verdict — no gap (MiP, UMWP, most user
+    data), or a rule judge that cannot decide a free-text gap — the refusal earns ``refusal_reward`` alone,
+    as the authors' code does when its verifier is absent or declines; ``None`` only when the judge failed
+    on a field the value needs (``judge_errors``).
 
-    Two deliberate differences from the authors' string checks, so that the reward and the metrics agree:
-    "refused" is abstain's :func:`~abstain.outcomes.is_refusal` of the last box (the authors test for the
-    substring "I don't know" anywhere in the answer section), and correctness is abstain's judge of that
-    box (theirs: Math-Verify on the whole section).
+    Its default judge is lenient (``lenient_format``): the authors credit a right answer in the answer
+    section with or without a box (r_format then 0), so an unboxed section is judged too — score the
+    benchmark with ``--lenient-format`` for the metrics to count the same. "Refused" and "correct" are
+    abstain's scorer's (:func:`~abstain.outcomes.is_refusal` of the last box, the judge's verdict), so reward
+    and metrics agree; on the completions a model writes in this format that is the authors' value (tested
+    on 544 completions of real items, ``tests/test_rewards_abstain_r1.py``). Where their string checks and
+    abstain's parse part — "I don't know" written outside the box of an answer, a curly apostrophe, a
+    reference Math-Verify cannot read without delimiters ("(1,-19)", which their check never credits) —
+    abstain's reading decides.
     """
     section = tagged_answer_section(row.response)
     if section is None:
@@ -219,9 +253,9 @@ def abstain_r1_value(row: ScoredRow, config: RewardConfig) -> float | None:
             r_answer = 1.0 if row.correct else 0.0
     elif not is_refusal(row):
         r_answer = 0.0
-    elif row.clarification_correct is None:
-        return None  # no clarification judgment (a judge error, or no judge for this gap)
-    else:
+    elif field_error(row, "clarification_correct"):
+        return None  # the clarification judge failed: the 0.7 can be neither given nor withheld
+    else:  # no gap to check against, or a judge that cannot tell: the refusal alone, as the authors' code
         r_answer = config.refusal_reward + (config.clarification_reward if row.clarification_correct else 0.0)
     return config.format_weight * r_format + config.answer_weight * r_answer
 
@@ -291,14 +325,16 @@ def items_from_columns(columns: Mapping[str, Sequence[Any]], n: int) -> list[Ite
 class RewardFunction:
     """A TRL reward function ``f(prompts, completions, **columns) -> list[float | None]`` of weighted presets.
 
-    ``last_rows`` holds the scored rows of the latest call (this process's completions, in order): the
-    trainer reads outcomes and behaviors from them instead of scoring again.
+    It keeps no state between calls. Called as a plain TRL reward function (any ``GRPOTrainer``), it scores
+    the completions (:meth:`score`) and returns their values (:meth:`values`). A trainer that needs each
+    completion's outcome too (:class:`abstain.train.grpo.AbstainGRPOTrainer`) scores them itself once with
+    :meth:`score` and hands the rows over in the :data:`SCORED_COLUMN` column (:meth:`hand_over`); the call
+    then returns the values of exactly those rows, so the reward and the outcome come from one scoring.
     """
 
     weights: dict[str, float]
     config: RewardConfig = field(default_factory=RewardConfig)
     protocol: str | None = None
-    last_rows: list[ScoredRow] = field(default_factory=list, repr=False)
     _judge: Judge | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -363,20 +399,36 @@ class RewardFunction:
                     rows.append(_unscorable(item, text, f"{type(exc).__name__}: {exc}"))
             return rows
 
+    def hand_over(self, rows: Sequence[ScoredRow]) -> list[Scored]:
+        """The :data:`SCORED_COLUMN` values that make a call of this function return ``values(rows)``."""
+        return [Scored(row, self) for row in rows]
+
     def __call__(self, prompts: Sequence[Any] | None = None, completions: Sequence[Any] | None = None,
                  **columns: Any) -> list[float | None]:
         completions = list(completions or [])
+        handed = columns.pop(SCORED_COLUMN, None)
+        if (handed is not None and len(handed) == len(completions)
+                and all(isinstance(h, Scored) and h.scorer is self for h in handed)):
+            return self.values([h.row for h in handed])  # scored once already, by this function's judge
         texts = [completion_text(c) for c in completions]
         items = items_from_columns(columns, len(texts))
-        self.last_rows = self.score(items, texts)
-        return self.values(self.last_rows)
+        return self.values(self.score(items, texts))
+
+
+@dataclass(frozen=True, eq=False)
+class Scored:
+    """One completion already scored by ``scorer`` (:meth:`RewardFunction.hand_over`); only that function
+    uses it, any other reward function scores the completion itself."""
+
+    row: ScoredRow
+    scorer: RewardFunction = field(repr=False)
 
 
 def _unscorable(item: Item | Mapping[str, Any], text: str, why: str) -> ScoredRow:
+    """The row of a completion the judge failed on: its parse (parsing cannot fail), every judged field an error."""
     data = item.model_dump() if isinstance(item, Item) else dict(item)
-    data.update(response=text, model="policy", pred="ANSWER", answer=None, format_ok=False, correct=None,
-                judge_errors={name: why for name in ("correct", "behavior", "clarification_correct")})
-    return ScoredRow.model_construct(**data)
+    row = ResponseRow.model_construct(**{**data, "response": text, "model": "policy"})
+    return make_scored(row, parse_response(text), Judgment(errors={name: why for name in JUDGED_FIELDS}))
 
 
 def make_reward(spec: str | Mapping[str, float], protocol: str | None = None, **config: Any) -> RewardFunction:
@@ -391,6 +443,8 @@ def make_reward(spec: str | Mapping[str, float], protocol: str | None = None, **
         ValueError: unknown reward preset(s) ['ternay']; choose from ['abstain_r1', 'aca', 'format', 'idk_binary', 'rl_ua', 'ternary', 'ternary_ook']
     """
     weights = {spec: 1.0} if isinstance(spec, str) else {str(k): float(v) for k, v in spec.items()}
+    if config.get("judge") is None:
+        config["judge"] = preset_judge(weights)
     return RewardFunction(weights, RewardConfig(**config), protocol)
 
 

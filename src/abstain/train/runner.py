@@ -24,6 +24,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import shutil
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import metadata
@@ -33,11 +34,11 @@ from typing import Any
 import yaml
 
 from abstain.runs import RunDir
-from abstain.schema import DataError, write_json
+from abstain.schema import DataError, read_lines, write_json, write_text
 from abstain.train.recipe import Recipe
 
-__all__ = ["CHECKPOINTS", "FINAL", "FINISHED", "METRICS", "TrainResult", "TrainRun", "adapter_dir", "export_adapter",
-           "policy", "resolve_model", "trainer", "versions"]
+__all__ = ["CHECKPOINTS", "FINAL", "FINISHED", "METRICS", "ProgressFn", "TrainResult", "TrainRun", "adapter_dir",
+           "checkpoint_complete", "export_adapter", "policy", "read_json_record", "resolve_model", "versions"]
 
 log = logging.getLogger(__name__)
 
@@ -101,12 +102,14 @@ def policy(recipe: Recipe) -> tuple[Any, Any]:
 
 @dataclass(frozen=True)
 class TrainResult:
-    """What a training run produced."""
+    """What a training run produced: its folder, the trained model (``final/``), the optimizer steps, the
+    per-step log (``metrics.jsonl``) and, for a pipeline, every stage's result (the last is this one)."""
 
     out: Path
     final: Path
     steps: int
     metrics: Path
+    stages: tuple[TrainResult, ...] = ()
 
 
 class TrainRun:
@@ -121,26 +124,42 @@ class TrainRun:
         return {"recipe": recipe.model_dump(mode="json"), "kind": recipe.kind}
 
     def prepare(self, recipe: Recipe, resume: bool) -> str | None:
-        """Create or check the folder; the checkpoint to resume from (None: start afresh)."""
+        """Create or check the folder; the checkpoint to resume from (None: start afresh).
+
+        With ``resume``, checkpoints a kill left half-written are removed (with a warning) and the run
+        continues from the last complete one.
+        """
         RunDir(self.path).prepare(self.record(recipe))
-        (self.path / "recipe.yaml").write_text(
-            yaml.safe_dump(recipe.model_dump(mode="json"), sort_keys=False), encoding="utf-8")
+        write_text(self.path / "recipe.yaml", yaml.safe_dump(recipe.model_dump(mode="json"), sort_keys=False))
         write_json(self.path / "versions.json", versions())
+        found = self.checkpoint_folders()
+        if found and not resume:
+            raise DataError(f"{self.path} already holds {found[-1].name}: pass --resume to continue it, or "
+                            "another --out")
+        for folder in found:
+            if not checkpoint_complete(folder):
+                log.warning("%s: an incomplete checkpoint (the run was killed while writing it): removed; resuming "
+                            "from the last complete one", folder)
+                shutil.rmtree(folder)
         last = self.last_checkpoint()
-        if last is not None and not resume:
-            raise DataError(f"{self.path} already holds {last.name}: pass --resume to continue it, or another --out")
         return str(last) if last is not None and resume else None
 
-    def last_checkpoint(self) -> Path | None:
+    def checkpoint_folders(self) -> list[Path]:
+        """Every ``checkpoint-<step>`` folder, by step (complete or not)."""
         found = [p for p in self.checkpoints.glob("checkpoint-*") if p.name.split("-")[-1].isdigit()]
-        return max(found, key=lambda p: int(p.name.split("-")[-1])) if found else None
+        return sorted(found, key=lambda p: int(p.name.split("-")[-1]))
+
+    def last_checkpoint(self) -> Path | None:
+        """The complete checkpoint of the highest step (see :func:`checkpoint_complete`), or None."""
+        complete = [p for p in self.checkpoint_folders() if checkpoint_complete(p)]
+        return complete[-1] if complete else None
 
     def read_metrics(self) -> list[dict[str, Any]]:
-        """The logged steps so far."""
+        """The logged steps so far (a half-written last line, what a kill mid-write leaves, is cut off)."""
         path = self.path / METRICS
         if not path.exists():
             return []
-        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        return [row for _, row in read_lines(path, json.loads, repair_tail=True)]
 
     def callbacks(self, progress: ProgressFn | None = None) -> list[Any]:
         """A transformers callback that appends every log to ``metrics.jsonl`` and reports progress."""
@@ -168,12 +187,10 @@ class TrainRun:
 
     def trim_metrics(self, step: int) -> None:
         """Drop logged steps after ``step`` (a resumed run logs them again from its checkpoint)."""
-        rows = [r for r in self.read_metrics() if r.get("step", 0) <= step]
         path = self.path / METRICS
         if path.exists():
-            tmp = path.with_name(f".{path.name}.tmp")
-            tmp.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-            os.replace(tmp, path)
+            rows = [r for r in self.read_metrics() if r.get("step", 0) <= step]
+            write_text(path, "".join(json.dumps(r) + "\n" for r in rows))
 
     def save_final(self, trainer: Any, recipe: Recipe) -> Path:
         """The trained model (merged LoRA, adapter kept beside it) and tokenizer in ``final/``."""
@@ -197,8 +214,56 @@ class TrainRun:
         path = self.final / FINISHED
         if not path.exists():
             return None
-        steps = json.loads(path.read_text(encoding="utf-8"))["steps"]
-        return TrainResult(self.path, self.final, steps, self.path / METRICS)
+        record = read_json_record(path)
+        return TrainResult(self.path, self.final, int(record["steps"]), self.path / METRICS)
+
+    def finished_recipe(self) -> dict[str, Any] | None:
+        """The recipe a finished run was trained with (``final/abstain_train.json``), else None."""
+        path = self.final / FINISHED
+        return read_json_record(path)["recipe"] if path.exists() else None
+
+
+def read_json_record(path: Path) -> dict[str, Any]:
+    """A JSON object abstain wrote (``abstain_train.json``, ``pipeline.json``); errors name the file."""
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise DataError(f"{path}: invalid JSON ({exc}); delete it to redo what it records") from None
+    if not isinstance(record, dict):
+        raise DataError(f"{path}: expected a JSON object")
+    return record
+
+
+def checkpoint_complete(folder: Path) -> bool:
+    """Whether a trainer finished writing ``folder``: its ``trainer_state.json`` (written last) parses and
+    every ``*.safetensors`` file holds all the bytes its header announces.
+
+    Example:
+        >>> import tempfile
+        >>> folder = Path(tempfile.mkdtemp()) / "checkpoint-2"
+        >>> folder.mkdir()
+        >>> checkpoint_complete(folder)  # killed before the trainer state was written
+        False
+        >>> _ = (folder / "trainer_state.json").write_text('{"global_step": 2}')
+        >>> checkpoint_complete(folder)
+        True
+    """
+    try:
+        json.loads((folder / "trainer_state.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return all(_safetensors_complete(f) for f in folder.glob("*.safetensors"))
+
+
+def _safetensors_complete(path: Path) -> bool:
+    try:
+        with path.open("rb") as handle:
+            size = int.from_bytes(handle.read(8), "little")
+            header = json.loads(handle.read(size))
+    except (OSError, ValueError):
+        return False
+    end = max((t["data_offsets"][1] for k, t in header.items() if k != "__metadata__"), default=0)
+    return path.stat().st_size == 8 + size + end
 
 
 def _plain(value: Any) -> Any:
@@ -264,8 +329,7 @@ def start(recipe: Recipe, out: str, resume: bool) -> tuple[TrainRun, str | None]
     set_threads(recipe.threads)
     run = TrainRun(out)
     checkpoint = run.prepare(recipe, resume)
-    if checkpoint is not None:
-        run.trim_metrics(int(checkpoint.rsplit("-", 1)[-1]))
+    run.trim_metrics(int(checkpoint.rsplit("-", 1)[-1]) if checkpoint is not None else 0)  # steps redone are logged again
     return run, checkpoint
 
 
@@ -274,23 +338,6 @@ def finish(trainer: Any, run: TrainRun, recipe: Recipe, checkpoint: str | None) 
     quiet(trainer).train(resume_from_checkpoint=checkpoint)
     final = run.save_final(trainer, recipe)
     return TrainResult(run.path, final, trainer.state.global_step, run.path / METRICS)
-
-
-def trainer(kind: str) -> Callable[..., TrainResult]:
-    """The ``run_*`` function of a recipe kind (``grpo``, ``sft``, ``dpo``), imported only when asked for."""
-    if kind == "grpo":
-        from abstain.train.grpo import run_grpo
-
-        return run_grpo
-    if kind == "sft":
-        from abstain.train.sft import run_sft
-
-        return run_sft
-    if kind == "dpo":
-        from abstain.train.dpo import run_dpo
-
-        return run_dpo
-    raise ValueError(f"no trainer for recipe kind {kind!r} (grpo, sft or dpo)")
 
 
 def set_threads(n: int) -> None:

@@ -19,6 +19,8 @@ from typing import Any
 
 from abstain.backends.base import MissingDependencyError
 from abstain.schema import write_json
+from abstain.train.recipe import SFTRecipe
+from abstain.train.runner import ProgressFn, TrainResult, build_config, finish, policy, start, training_arguments
 
 try:
     from trl import SFTConfig, SFTTrainer
@@ -28,7 +30,7 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 __all__ = ["run_sft", "sft_rows"]
 
 
-def sft_rows(recipe: Any) -> list[dict[str, Any]]:
+def sft_rows(recipe: SFTRecipe) -> list[dict[str, Any]]:
     """The recipe's prompt/completion rows: built and self-checked from its items, or read from its file."""
     if recipe.sft_file is not None:
         from abstain.train.data import PromptCompletionRow, read_training_rows
@@ -40,11 +42,9 @@ def sft_rows(recipe: Any) -> list[dict[str, Any]]:
     return [{"prompt": r.prompt, "completion": r.completion} for r in built.rows]
 
 
-def run_sft(recipe: Any, out: str, resume: bool = False, progress: Any = None) -> Any:
+def run_sft(recipe: SFTRecipe, out: str, resume: bool = False, progress: ProgressFn | None = None) -> TrainResult:
     """Train an :class:`~abstain.train.recipe.SFTRecipe` into the run folder ``out`` (resumable)."""
     from datasets import Dataset
-
-    from abstain.train.runner import build_config, finish, policy, start, training_arguments
 
     run, checkpoint = start(recipe, out, resume)
     rows = sft_rows(recipe)
