@@ -30,7 +30,7 @@ def test_shipped_with_source_and_readme():
 def test_all_rows_load_under_the_clarify_prompt(caplog, monkeypatch):
     monkeypatch.setattr(files, "NOTIFIED", set())
     with caplog.at_level(logging.WARNING, logger="abstain.train.abstain_cot"):
-        cot = load_abstain_cot()
+        cot = load_abstain_cot(allow_heldout=True)  # every row, held-out ones too (tests/test_heldout_guard.py)
     assert "research use only" in caplog.text
     counts = Counter((r.source.split("/")[1], r.label) for r in cot.rows)
     assert counts == {(s, label): n for s, ns in LINES.items() for label, n in zip(("answerable", "unanswerable"), ns)}
@@ -44,11 +44,11 @@ def test_all_rows_load_under_the_clarify_prompt(caplog, monkeypatch):
 
 
 def test_scorer_reads_every_refusal_and_no_unboxed_answer():
-    cot = load_abstain_cot()
+    cot = load_abstain_cot(allow_heldout=True)
     # every unanswerable completion boxes "I don't know."; no answerable one boxes its answer
     assert len(cot.inconsistent) == sum(a for a, _ in LINES.values()) == 1964
     assert all("-a" in i for i in cot.inconsistent)
-    boxed = load_abstain_cot(box_answers=True, drop_inconsistent=True)
+    boxed = load_abstain_cot(box_answers=True, drop_inconsistent=True, allow_heldout=True)
     assert boxed.dropped == len(boxed.inconsistent) == 308
     assert len(boxed.rows) == 3486 - 308
 
@@ -59,7 +59,8 @@ def test_box_answer_and_subset_choice():
     assert box_answer(long) == "<answer>\nFirst 2 + 2 = 4, so it is four.\n\n\\boxed{4.0}\n</answer>"
     sentence = "<answer>\nwe add them.\nTherefore, Frank took 72 days to finish the whole book.\n</answer>"
     assert box_answer(sentence) == sentence  # no short last line: left alone
-    assert len(load_abstain_cot(subsets=tuple(s for s in ABSTAIN_COT_SUBSETS if s != "umwp")).rows) == 3486 - 1734
+    without = tuple(s for s in ABSTAIN_COT_SUBSETS if s not in ("umwp", "gsm8k_abstain"))  # held-out questions
+    assert len(load_abstain_cot(subsets=without).rows) == 3486 - 1734 - 176
     with pytest.raises(ValueError, match="unknown Abstain-CoT subsets \\['world_sense'\\]"):
         load_abstain_cot(subsets=("world_sense",))
 

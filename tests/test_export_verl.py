@@ -75,18 +75,19 @@ def _export(tmp_path, *args):
     return CliRunner().invoke(app, ["export", "verl", *args], catch_exceptions=False)
 
 
-def test_cli_writes_parquet_with_a_fixed_schema(tmp_path, quick):
+def test_cli_writes_parquet_with_a_fixed_schema(tmp_path):
     pq = pytest.importorskip("pyarrow.parquet")
     out = tmp_path / "train.parquet"
-    r = _export(tmp_path, "--suite", "quick", "--protocol", "attribution", "--unanswerable-ratio", "0.3",
+    # abstain-test-sum: a suite without held-out questions (quick has some: tests/test_heldout_guard.py)
+    r = _export(tmp_path, "--suite", "abstain-test-sum", "--protocol", "attribution", "--unanswerable-ratio", "0.3",
                 "--seed", "1", "--out", str(out))
     assert r.exit_code == 0, r.output
     table = pq.read_table(out)
-    assert table.num_rows == 86 and "26 unanswerable" in r.output
+    assert table.num_rows == 284 and "85 unanswerable" in r.output  # one row per pair, 30% of them twins
     extra = table.schema.field("extra_info").type
     assert str(extra.field("gap").type) == "string" and str(extra.field("index").type) == "int64"
     rows = table.to_pylist()
-    want = mix_items(quick, 0.3, seed=1)
+    want = mix_items(load_suite("abstain-test-sum").items, 0.3, seed=1)
     assert [item_from_verl(row["extra_info"]) for row in rows] == want
     assert rows[0]["prompt"] == get_protocol("attribution").messages(want[0])
 

@@ -54,7 +54,7 @@ def test_dev_set_is_real_and_labelled(dev_rows):
 def test_rule_classifier_agrees_with_humans_on_the_dev_set(dev_rows):
     overall, groups, _ = audit_rows(dev_rows, RuleJudge(), group_by="model")
     behavior = overall["behavior"]
-    assert behavior.accuracy >= 0.85 and behavior.kappa >= 0.75  # the bar, quoted in the README
+    assert behavior.accuracy >= 0.85 and behavior.kappa >= 0.75  # the bar docs/judges.md states
     assert behavior.undecided == 0
     assert groups["SmolLM2-135M-Instruct-Q4_1"]["behavior"].accuracy >= 0.85  # not carried by our own writing
 

@@ -7,8 +7,10 @@ import pytest
 from typer.testing import CliRunner
 
 from abstain.cli import app
-from abstain.probe import ProbeConfig, ProbeRow, ProbeSample, aggregate, read_probe, run_probe
-from abstain.schema import ScoredRow, write_jsonl
+from abstain.data.heldout_guard import heldout_matches
+from abstain.probe import ProbeRow, ProbeSample, aggregate, read_probe
+from abstain.probing import ProbeConfig, run_probe
+from abstain.schema import DataError, ScoredRow, write_jsonl
 from abstain.train.probe_data import DPORow, ProbeDataConfig, dpo_rows, rft_rows, rtuning_rows
 from abstain.train.sft_data import SFTRow
 
@@ -124,5 +126,10 @@ def test_probe_with_the_bundled_model(tmp_path, bundled_backend):
     assert rows[0].samples[0].response != rows[0].samples[1].response  # sampled, not greedy
     again = run_probe(config, tmp_path / "probe", backend=bundled_backend)  # resumes: nothing generated
     assert again.eval.generated == 0 and [r.model_dump() for r in again.rows] == [r.model_dump() for r in rows]
-    rtuning = rtuning_rows(rows)
-    assert len(rtuning.rows) == 4  # every item gets a target (an answer or "I don't know")
+    # probing held-out items is evaluation; their rows never become training data (abstain.data.heldout_guard)
+    held = {m.id for m in heldout_matches(rows)}
+    assert held == {"selfaware-3346"}  # a transfer-suite item
+    with pytest.raises(DataError, match="held-out.*selfaware-3346"):
+        rtuning_rows(rows)
+    rtuning = rtuning_rows([r for r in rows if r.id not in held])
+    assert len(rtuning.rows) == 3  # every other item gets a target (an answer or "I don't know")

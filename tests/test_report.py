@@ -166,3 +166,20 @@ def test_a_run_without_unanswerable_items_still_renders(tmp_path, scored):
     m = json.loads((run / "metrics.json").read_text())["protocols"]["idk"]
     assert m["ua.du_f1"] == 0.0 and m["n.unanswerable"] == 0  # UA-Bench's code: 0/0 -> 0
     assert m["r1.u_ref"] is None  # the other families: null
+
+
+def test_the_runs_table_shows_the_judge_as_readable_rows(tmp_path, scored):
+    from abstain.judges import JudgeConfig
+
+    rows = [r for r in scored if r.protocol == "attribution"]
+    record = {**_record(["attribution"]),
+              "judge": JudgeConfig(name="hybrid", model="Qwen/Qwen2.5-7B-Instruct", behaviors="unanswerable").record()}
+    run = tmp_path / "hybrid"
+    RunDir(run).prepare(record)
+    write_json(run / "metrics.json", run_metrics(rows, record, resamples=0))
+    write_report(run)
+    md = (run / "report.md").read_text()
+    assert "| judge | hybrid |" in md and "| judge model | Qwen/Qwen2.5-7B-Instruct |" in md
+    assert "| judge behaviors | unanswerable |" in md
+    assert "{'name'" not in md and '{"name"' not in md  # no raw dict
+    assert "judge concurrency" not in md  # settings left at their default stay out

@@ -1,4 +1,4 @@
-"""The README's SFT table: base vs trained models on the held-out synthetic benchmark (never trained on).
+"""The SFT table of docs/experiments/cpu-demo.md: base vs trained models on the held-out synthetic benchmark (never trained on).
 
     python examples/cpu-demo/heldout_table.py runs/cpu-demo/eval-heldout base sft sft-grpo-tiar
 

@@ -26,7 +26,7 @@ SFT_ONLY = (
     "The pipeline's GRPO-TIAR stage is not in this adapter. On this 135M model, which solves few problems,",
     "its 5 validation-chosen steps raised refusals on answerable and unanswerable questions alike (transfer",
     "suite discrimination +0.03 against the SFT stage's +0.10), and longer runs converge to abstaining on",
-    "everything (the README's cpu-demo comparison); the SFT stage is the arm that discriminated best.",
+    "everything (docs/experiments/cpu-demo.md, the comparison); the SFT stage is the arm that discriminated best.",
     "",
 )
 
@@ -83,7 +83,7 @@ def card(pipeline: Path, evals: Path, stage: str, arm: str) -> str:
             lines.append(_row(f"{name}, {bench}", block))
     lines += [
         "", "**Limits.** A 135M model: its arithmetic is weak and it abstains by pattern more than by",
-        "understanding; see the README's comparison for what transfers out of distribution and what does",
+        "understanding; see docs/experiments/cpu-demo.md for what transfers out of distribution and what does",
         "not. Apache-2.0 (the base model's license); trained only on abstain's own synthetic data.", "",
         "## The recipes", "",
     ]

@@ -1,4 +1,4 @@
-"""The README's comparison table from the arms' run folders (``examples/cpu-demo/compare.sh`` makes them).
+"""The comparison table of docs/experiments/cpu-demo.md from the arms' run folders (``examples/cpu-demo/compare.sh`` makes them).
 
     python examples/cpu-demo/table.py runs/cpu-demo/eval base base-fewshot sft sft-grpo-ternary sft-grpo-tiar sft-grpo-coupled
 

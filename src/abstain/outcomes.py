@@ -84,7 +84,7 @@ ABSTAINING_BEHAVIORS = frozenset({Behavior.ABS, Behavior.COND, Behavior.ELICIT})
 BEHAVIOR_REWARD: Mapping[Behavior, float] = MappingProxyType(
     {Behavior.ELICIT: 1.0, Behavior.COND: 0.6, Behavior.ABS: 0.3, Behavior.EA: -0.3, Behavior.SH: -1.0}
 )
-#: ACA-RL's Behavior Score S per behavior (in [0, 1]); the paper's Table 9 is not in its text, see README
+#: ACA-RL's Behavior Score S per behavior (in [0, 1]); the paper's Table 9 is not in its text, see docs/metrics.md
 BEHAVIOR_SCORE: Mapping[Behavior, float] = MappingProxyType(
     {Behavior.ELICIT: 1.0, Behavior.COND: 0.75, Behavior.ABS: 0.5, Behavior.EA: 0.0, Behavior.SH: 0.0}
 )

@@ -8,7 +8,10 @@ directory layout), whose ``scored.jsonl`` is then folded into ``probe.jsonl``: o
 made of it. Samples the judge could not decide (``judge_error``) count in neither ``n_correct`` nor
 ``n_judged``; an unanswerable item has no correct answer, so it is always out of knowledge.
 
-Example (aggregation alone; :func:`run_probe` generates the samples first):
+This module is the probe *file* (rows, aggregation, reading): what training reads, so it imports no
+evaluation code. Running a probe (:func:`abstain.probing.run_probe`) sits above evaluation.
+
+Example (aggregation alone; :func:`abstain.probing.run_probe` generates the samples first):
     >>> from abstain.schema import ScoredRow
     >>> base = dict(id="q1", question="2+2?", answers=["4"], label="answerable", model="m", protocol="idk",
     ...             format_ok=True, answer=None)
@@ -22,15 +25,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel
 
-from abstain.schema import Behavior, Item, Pred, ScoredRow, read_jsonl, write_jsonl
+from abstain.schema import Behavior, Item, Pred, ScoredRow, read_jsonl
 
-__all__ = ["PROBE", "ProbeConfig", "ProbeResult", "ProbeRow", "ProbeSample", "aggregate", "read_probe", "run_probe"]
+__all__ = ["PROBE", "ProbeRow", "ProbeSample", "aggregate", "read_probe"]
 
 PROBE = "probe.jsonl"
 
@@ -93,66 +94,3 @@ def read_probe(path: str | os.PathLike[str]) -> list[ProbeRow]:
     """Read a ``probe.jsonl`` (a file, or a probe run directory)."""
     path = Path(path)
     return read_jsonl(path / PROBE if path.is_dir() else path, ProbeRow)
-
-
-@dataclass(frozen=True)
-class ProbeConfig:
-    """What ``abstain probe`` runs (the eval run it makes is recorded in the run's ``config.json``)."""
-
-    model: str = field(metadata={"help": "backend spec: bundled, hf:<path>, openai:<model>, vllm:<model>"})
-    protocol: str = field(metadata={"help": "the protocol the model is probed (and later trained) in"})
-    suite: str | None = field(default=None, metadata={"help": "quick | math | full | heldout"})
-    data: str | None = field(default=None, metadata={"help": "a JSONL file of items instead of a suite"})
-    k: int = field(default=8, metadata={"help": "samples per item"})
-    temperature: float = field(default=1.0, metadata={"help": "sampling temperature (> 0)"})
-    top_p: float = field(default=1.0, metadata={"help": "nucleus sampling mass"})
-    max_tokens: int = field(default=256, metadata={"help": "generation budget per sample"})
-    seed: int = field(default=0, metadata={"help": "subset and sampling seed"})
-    limit: int | None = field(default=None, metadata={"help": "balanced subset of this many items"})
-    batch_size: int = field(default=8, metadata={"help": "prompts per generate call"})
-    judge: Any = field(default=None, metadata={"help": "a JudgeConfig (default: the rule judge)"})
-    base_url: str | None = field(default=None, metadata={"help": "OpenAI-compatible server URL"})
-    judge_base_url: str | None = field(default=None, metadata={"help": "the LLM judge's server (never recorded)"})
-
-    def __post_init__(self) -> None:
-        if self.k < 1:
-            raise ValueError("--k must be >= 1")
-        if self.temperature <= 0:
-            raise ValueError("--temperature must be > 0: greedy decoding gives k identical samples")
-        if "," in self.protocol or self.protocol == "all":
-            raise ValueError("--protocol takes one protocol: the one the model will be trained in")
-
-    def eval_config(self) -> Any:
-        """The :class:`~abstain.evaluation.EvalConfig` of the sampling run."""
-        from abstain.evaluation import EvalConfig
-        from abstain.judges.options import JudgeConfig
-
-        return EvalConfig(model=self.model, suite=self.suite, data=self.data, protocols=(self.protocol,),
-                          samples=self.k, temperature=self.temperature, top_p=self.top_p,
-                          max_tokens=self.max_tokens, seed=self.seed, judge=self.judge or JudgeConfig(),
-                          judge_base_url=self.judge_base_url, limit=self.limit, batch_size=self.batch_size,
-                          base_url=self.base_url)
-
-
-@dataclass
-class ProbeResult:
-    """A finished probe: its folder, rows and the eval result it was folded from."""
-
-    out: Path
-    rows: list[ProbeRow]
-    eval: Any
-
-    @property
-    def path(self) -> Path:
-        return self.out / PROBE
-
-
-def run_probe(config: ProbeConfig, out: str | os.PathLike[str], backend: Any = None, progress: Any = None,
-              judge: Any = None) -> ProbeResult:
-    """Sample (or resume sampling) into ``out`` with ``abstain eval``, then write ``out/probe.jsonl``."""
-    from abstain.evaluation import evaluate
-
-    result = evaluate(config.eval_config(), out, backend=backend, progress=progress, judge=judge)
-    rows = aggregate(result.scored)
-    write_jsonl(Path(out) / PROBE, rows)
-    return ProbeResult(Path(out), rows, result)

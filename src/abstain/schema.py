@@ -34,6 +34,7 @@ __all__ = [
     "Item",
     "JUDGED_FIELDS",
     "Label",
+    "Message",
     "Pred",
     "ResponseRow",
     "ScoredRow",
@@ -68,6 +69,9 @@ class Behavior(str, Enum):
 
 
 Label = Literal["answerable", "unanswerable"]
+
+#: one chat message, ``{"role": "user", "content": "..."}``: what protocols write and backends and trainers read
+Message = dict[str, str]
 
 #: the fields a judge decides; a judge error is kept per field (``ScoredRow.judge_errors``)
 JUDGED_FIELDS = ("correct", "behavior", "clarification_correct")

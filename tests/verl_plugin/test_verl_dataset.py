@@ -12,9 +12,11 @@ from typer.testing import CliRunner  # noqa: E402
 from verl.utils.dataset.rl_dataset import RLHFDataset, collate_fn  # noqa: E402
 
 from abstain.cli import app  # noqa: E402
-from abstain.data.suites import load_suite  # noqa: E402
+from abstain.data.suites import load_custom  # noqa: E402
 from abstain.integrations.verl.dataset import item_from_verl, mix_items  # noqa: E402
 from abstain.protocols import get_protocol  # noqa: E402
+from abstain.schema import write_jsonl  # noqa: E402
+from abstain.train.mix import MixConfig, training_items  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -31,14 +33,16 @@ def tokenizer():
 @pytest.mark.parametrize("suffix,protocol", [(".parquet", "clarify"), (".jsonl", "attribution")])
 def test_rlhf_dataset_reads_the_export(tmp_path, tokenizer, suffix, protocol):
     out = tmp_path / f"train{suffix}"
-    r = CliRunner().invoke(app, ["export", "verl", "--suite", "quick", "--protocol", protocol,
+    data = tmp_path / "items.jsonl"  # training rows: certified synthesis (quick holds held-out questions)
+    write_jsonl(data, training_items(MixConfig(n=120, seed=2)))
+    r = CliRunner().invoke(app, ["export", "verl", "--data", str(data), "--protocol", protocol,
                                  "--unanswerable-ratio", "0.3", "--out", str(out)], catch_exceptions=False)
     assert r.exit_code == 0, r.output
     config = OmegaConf.create({"max_prompt_length": 1024, "filter_overlong_prompts": True,
                                "filter_overlong_prompts_workers": 1, "cache_dir": str(tmp_path / "cache")})
     dataset = RLHFDataset([str(out)], tokenizer, config)  # applies the chat template to every prompt
-    items = mix_items(load_suite("quick").items, 0.3, seed=0)
-    assert len(dataset) == len(items) == 86  # none dropped as too long or unreadable
+    items = mix_items(load_custom(data).items, 0.3, seed=0)
+    assert len(dataset) == len(items) == 108  # none dropped as too long or unreadable
     for i, item in enumerate(items):
         row = dataset[i]
         assert row["raw_prompt"] == get_protocol(protocol).messages(item)

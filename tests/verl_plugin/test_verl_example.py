@@ -34,9 +34,15 @@ def _overrides(data: Path, **env: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def config(tmp_path_factory):
+    from abstain.schema import write_jsonl
+    from abstain.train.mix import MixConfig, training_items
+
     data = tmp_path_factory.mktemp("data")
-    for split in ("train", "val"):
-        r = CliRunner().invoke(app, ["export", "verl", "--suite", "quick", "--protocol", "idk",
+    write_jsonl(data / "train.jsonl", training_items(MixConfig(n=120, seed=2)))  # as prepare_data.sh: synthesis,
+    write_jsonl(data / "val.jsonl", training_items(MixConfig(n=40, seed=3)))  # validation from another seed
+    splits = {"train": ["--data", str(data / "train.jsonl")], "val": ["--data", str(data / "val.jsonl")]}
+    for split, source in splits.items():
+        r = CliRunner().invoke(app, ["export", "verl", *source, "--protocol", "idk",
                                      "--out", str(data / f"{split}.parquet")], catch_exceptions=False)
         assert r.exit_code == 0, r.output
     with initialize_config_dir(config_dir=str(Path(verl.__file__).parent / "trainer" / "config"), version_base=None):

@@ -18,6 +18,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from abstain.schema import Message
+
 __all__ = [
     "Backend",
     "GenerationConfig",
@@ -27,8 +29,6 @@ __all__ = [
     "sample_seed",
     "template_think_prefix",
 ]
-
-Message = dict[str, str]
 
 
 @dataclass(frozen=True)

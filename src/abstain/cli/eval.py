@@ -71,7 +71,7 @@ class RichProgress(EvalProgress):
 
 
 def run_resumable(run: Callable[..., Any], config: Any, out: Path, judge: JudgeFlags) -> Any:
-    """``run(config, out, progress=..., judge=...)`` (``evaluate``, ``run_probe``) under a progress bar.
+    """``run(config, out, progress=..., judge=...)`` (``evaluate``, ``abstain.probing.run_probe``) under a progress bar.
 
     An interrupt or a backend/server failure exits naming the folder and how to resume; the judge is
     closed either way. Example: ``result = run_resumable(evaluate, EvalConfig(...), Path("runs/x"), judge)``.

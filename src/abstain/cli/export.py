@@ -2,7 +2,11 @@
 
 Example (shell)::
 
-    abstain export verl --suite quick --protocol idk --unanswerable-ratio 0.3 --seed 0 --out train.parquet
+    abstain export verl --data train.jsonl --protocol idk --unanswerable-ratio 0.3 --seed 0 --out train.parquet
+
+The rows never hold a held-out question (:mod:`abstain.data.heldout_guard`): a source with one is refused.
+A veRL validation set (``data.val_files``) chooses checkpoints, which is tuning too: export it from a
+synthesis seed of its own, and evaluate on the held-out suites with ``abstain eval``.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ export_app = typer.Typer(help="Write items in another framework's dataset format
 def verl(
     out: Path = typer.Option(..., "--out", "-o", help="Where to write the dataset: .parquet or .jsonl."),
     protocol: str = typer.Option(..., help="Prompt protocol: idk | attribution | clarify | aca | ..."),
-    suite: str | None = typer.Option(None, help="Suite: quick | math | full | heldout."),
+    suite: str | None = typer.Option(None, help="Suite (one without held-out questions, e.g. abstain-test-sum)."),
     data: Path | None = typer.Option(None, help="Your own items (JSONL, interchange format) instead of --suite."),
     unanswerable_ratio: float | None = typer.Option(
         None, help="Training mix: one row per problem (an item and its twins), this share unanswerable "
@@ -31,6 +35,7 @@ def verl(
     seed: int = typer.Option(0, help="Seed of the mix; same seed -> identical output."),
 ) -> None:
     """Items -> veRL's RL dataset rows (data_source, prompt, ability, reward_model, extra_info)."""
+    from abstain.data.heldout_guard import check_not_heldout
     from abstain.data.suites import load_custom, load_suite
     from abstain.integrations.verl.dataset import mix_items, verl_rows, write_rows
     from abstain.protocols import get_protocol
@@ -41,6 +46,7 @@ def verl(
         get_protocol(protocol)
         items = load_suite(suite).items if suite is not None else load_custom(data).items  # type: ignore[arg-type]
         mixed = mix_items(items, unanswerable_ratio, seed=seed, n=n)
+        check_not_heldout(mixed, f"suite {suite!r}" if suite is not None else str(data))
         with progress_bar("building veRL rows", len(mixed)) as advance:
             rows = verl_rows(mixed, protocol, on_row=advance)
         written = write_rows(rows, out)

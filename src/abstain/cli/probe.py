@@ -36,7 +36,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Probe a model's knowledge boundary: k samples per item, p̂ per item, out of knowledge when none is correct."""
         from abstain.cli.eval import run_resumable
-        from abstain.probe import ProbeConfig, run_probe
+        from abstain.probing import ProbeConfig, run_probe
 
         with friendly_errors():
             config = ProbeConfig(model=model, protocol=protocol, suite=suite, data=str(data) if data else None, k=k,
@@ -64,6 +64,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Build R-Tuning / RFT SFT rows or DPO pairs from a probe, every target confirmed by abstain's scorer."""
         with friendly_errors():
+            from abstain.data.heldout_guard import check_not_heldout
             from abstain.probe import read_probe
             from abstain.schema import write_jsonl
             from abstain.train.probe_data import ProbeDataConfig, dpo_rows, rft_rows, rtuning_rows
@@ -73,6 +74,7 @@ def register(app: typer.Typer) -> None:
             config = ProbeDataConfig(known_target=known_target, rft_refusals=rft_refusals,  # type: ignore[arg-type]
                                      pairs_per_item=pairs_per_item, on_fail=on_fail)  # type: ignore[arg-type]
             rows = read_probe(probe_path)
+            check_not_heldout(rows, str(probe_path))
             build = {"rtuning": rtuning_rows, "rft": rft_rows, "dpo": dpo_rows}[kind](rows, config)
             written = write_jsonl(out, build.rows)
         counts = ", ".join(f"{n} {name}" for name, n in build.counts.items()) or "nothing"

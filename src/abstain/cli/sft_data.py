@@ -55,7 +55,8 @@ def register(app: typer.Typer) -> None:
         pair_twins: bool = typer.Option(False, help="--synth: add each twin's answerable original too."),
         abstain_cot: bool = typer.Option(False, "--abstain-cot",
                                          help="Instead of --data: Abstain-R1's Abstain-CoT set (research use; clarify)."),
-        cot_subsets: str | None = typer.Option(None, help="--abstain-cot: comma-separated subsets (default all)."),
+        cot_subsets: str | None = typer.Option(None, help="--abstain-cot: comma-separated subsets (default: all but "
+                                                "gsm8k_abstain and umwp, which hold held-out questions)."),
         box_answers: bool = typer.Option(False, help="--abstain-cot: box the answerable completions' answers."),
         aca_mix: str = typer.Option("ELICIT=0.4,COND=0.3,ABS=0.3", help="aca: shares of the twins' behaviors."),
         seed: int = typer.Option(1, help="Seed of --synth and of the aca assignment (never the held-out seed)."),
@@ -83,8 +84,11 @@ def register(app: typer.Typer) -> None:
                 targets=TargetConfig(verbosity=verbosity, names=names, hard=hard, quote=quote, no_graph=no_graph),  # type: ignore[arg-type]
             )
             if data is not None:
+                from abstain.data.heldout_guard import check_not_heldout
+
                 items = read_jsonl(data, Item)
                 source = str(data)
+                check_not_heldout(items, source)
             else:
                 from abstain.train.mix import MixConfig, training_items
 
@@ -113,11 +117,17 @@ def _write(out: Path, rows: list[Any], tokens: bool, title: str) -> int:
 
 
 def _abstain_cot(out: Path, protocol: str, subsets: str | None, box_answers: bool, tokens: bool) -> None:
-    from abstain.train.abstain_cot import ABSTAIN_COT_NOTICE, load_abstain_cot
+    from abstain.train.abstain_cot import (ABSTAIN_COT_HELDOUT_SUBSETS, ABSTAIN_COT_NOTICE, ABSTAIN_COT_SUBSETS,
+                                           load_abstain_cot)
 
     if protocol != "clarify":
         raise fail("--abstain-cot is written in Abstain-R1's format: use --protocol clarify")
-    chosen = tuple(s.strip() for s in subsets.split(",") if s.strip()) if subsets else None
+    if subsets:
+        chosen = tuple(s.strip() for s in subsets.split(",") if s.strip())
+    else:  # every subset without held-out questions (naming one in --cot-subsets is refused)
+        chosen = tuple(s for s in ABSTAIN_COT_SUBSETS if s not in ABSTAIN_COT_HELDOUT_SUBSETS)
+        console.print(f"left out the Abstain-CoT subsets {', '.join(ABSTAIN_COT_HELDOUT_SUBSETS)}: they hold "
+                      "held-out questions (the transfer suite)", highlight=False)
     cot = load_abstain_cot(chosen, box_answers=box_answers)
     written = _write(out, cot.rows, tokens, "Abstain-CoT (clarify)")
     console.print(f"[yellow]{ABSTAIN_COT_NOTICE}[/]", highlight=False)

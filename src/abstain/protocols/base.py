@@ -4,7 +4,7 @@ Every protocol asks for exactly one ``\\boxed{}`` final decision, so one parser 
 
 Example:
     >>> from abstain.protocols import get_protocol
-    >>> from abstain.schema import Item
+    >>> from abstain.schema import Item, Message
     >>> item = Item(id="1", question="What is 2 + 3?", answers=["5"], label="answerable")
     >>> msgs = get_protocol("idk").messages(item)
     >>> msgs[-1]["content"].endswith("reply with \\\\boxed{I don't know.}")
@@ -16,11 +16,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from abstain.schema import Item
+from abstain.schema import Item, Message
 
 __all__ = ["Protocol"]
-
-Message = dict[str, str]
 
 
 @dataclass(frozen=True)

@@ -19,9 +19,11 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from abstain.judges.options import JudgeConfig
 from abstain.report.plots import PLOTS
 from abstain.report.tables import Cell, RunView, Table, columns, load_run, report_tables
 from abstain.runs import REPORT_HTML, REPORT_MD
+from abstain.schema import write_text
 
 __all__ = ["write_compare", "write_report"]
 
@@ -37,10 +39,17 @@ code{background:#f6f6f6;padding:0.1rem 0.3rem}
 """
 
 
-def _write(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+def _judge_rows(runs: Sequence[RunView]) -> list[tuple[str, list[Cell]]]:
+    """The judge as readable rows: its name, then each setting some run changed from the default."""
+    records = [r.config["judge"] if isinstance(r.config.get("judge"), dict) else {"name": r.config.get("judge")}
+               for r in runs]
+    default = JudgeConfig().record()
+    rows = [("judge", [Cell(str(rec.get("name"))) for rec in records])]
+    for key in sorted(set().union(*records) - {"name"}):
+        values = [rec.get(key) for rec in records]
+        if any(v != default.get(key) for v in values):
+            rows.append((f"judge {key.replace('_', ' ')}", [Cell("—" if v is None else str(v)) for v in values]))
+    return rows
 
 
 def _runs_table(runs: Sequence[RunView]) -> Table:
@@ -48,8 +57,11 @@ def _runs_table(runs: Sequence[RunView]) -> Table:
               "shots", "shots_unanswerable", "seed")
     rows = []
     for name in fields:
+        if name == "judge":
+            rows += _judge_rows(runs)
+            continue
         values = [r.config.get(name) for r in runs]
-        if any(v not in (None, 0) for v in values) or name in ("model", "judge"):
+        if any(v not in (None, 0) for v in values) or name == "model":
             rows.append((name, [Cell(", ".join(v) if isinstance(v, list) else str(v)) for v in values]))
     rows.append(("items", [Cell(str(r.config.get("items", {}).get("count", "?"))) for r in runs]))
     return Table("Runs" if len(runs) > 1 else "Run", ["setting", *(r.label for r in runs)], rows, section="Run")
@@ -64,7 +76,7 @@ def _plots(runs: Sequence[RunView], out: Path) -> dict[str, tuple[str, bytes]]:
         target = out / "plots" / f"{stem}.png"
         tmp = target.with_name(f".{target.name}.tmp")
         tmp.write_bytes(png)
-        os.replace(tmp, target)
+        os.replace(tmp, target)  # atomic, as every file of a run
         images[stem] = (caption, png)
     return images
 
@@ -89,14 +101,14 @@ def _render(runs: Sequence[RunView], out: Path, stem: str, title: str) -> tuple[
     md = [f"# {title}", ""]
     md += [f"Reproduce: `{c}`" for c in commands] + [""]
     md.append("Values are fractions with bootstrap 95% CIs in brackets (items resampled); Δ is the "
-              "difference to the first run. Metric definitions: README, section Metrics.\n")
+              "difference to the first run. Metric definitions: docs/metrics.md in the abstain repository.\n")
     md.append("## Plots\n")
     md += [f"![{caption}](plots/{name}.png)\n" for name, (caption, _) in images.items()]
     for section, group in _sections(tables):
         md.append(f"## {section}\n")
         md += [t.markdown() for t in group]
     md_path = out / f"{stem}.md"
-    _write(md_path, "\n".join(md))
+    write_text(md_path, "\n".join(md))
 
     figures = "".join(
         f"<figure><img alt=\"{html.escape(caption)}\" src=\"data:image/png;base64,"
@@ -114,7 +126,7 @@ def _render(runs: Sequence[RunView], out: Path, stem: str, title: str) -> tuple[
         f"<h2>Plots</h2>{figures}{body}</body></html>\n"
     )
     html_path = out / f"{stem}.html"
-    _write(html_path, page)
+    write_text(html_path, page)
     return md_path, html_path
 
 

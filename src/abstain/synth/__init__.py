@@ -2,7 +2,7 @@
 
 Problems are drawn from an explicit equation graph, so every emitted item carries a proof: the
 original's equations determine the target (equal to ``answers[0]``), the twin's leave it open (two
-positive-integer solutions with different targets). See the README section "Synthesis".
+positive-integer solutions with different targets). See docs/synthesis.md.
 
 Example:
     >>> from abstain.synth import SynthConfig, generate_missing_premise, verify_item

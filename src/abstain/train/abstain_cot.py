@@ -15,8 +15,9 @@ the bare answer, "Yes", "14.0", or a worked paragraph), so under abstain's parse
 format error. ``box_answers=True`` boxes the answer where it can be found unambiguously — a one-line
 ``<answer>`` section, or a short last line of it — and leaves the others unboxed (still counted).
 
-The ``umwp`` subset is built from the UMWP benchmark: leave it out (``subsets=...``) when the model
-will be evaluated on UMWP as out of distribution.
+The ``umwp`` subset is built from the UMWP benchmark and ``gsm8k_abstain`` from GSM8K: 32 of their
+questions are in the ``transfer`` suite (held out), so they are refused unless left out (``subsets=...``;
+``abstain sft-data --abstain-cot`` leaves them out unless ``--cot-subsets`` names them).
 
 Example:
     >>> cot = load_abstain_cot(subsets=("bbq",))
@@ -39,17 +40,20 @@ from pathlib import Path
 
 from abstain.data.abstain_r1 import REASONING_SUBSETS
 from abstain.data.files import notice_once
-from abstain.schema import DataError, Item, Pred
+from abstain.data.heldout_guard import check_not_heldout, heldout_matches
+from abstain.schema import DataError, Item, Pred, read_lines
 from abstain.train.check import score_targets
 from abstain.train.sft_data import SFTRow, sft_row
 
-__all__ = ["ABSTAIN_COT_NOTICE", "ABSTAIN_COT_SUBSETS", "CoTSet", "abstain_cot_dir", "box_answer",
+__all__ = ["ABSTAIN_COT_HELDOUT_SUBSETS", "ABSTAIN_COT_NOTICE", "ABSTAIN_COT_SUBSETS", "CoTSet", "abstain_cot_dir", "box_answer",
            "load_abstain_cot"]
 
 log = logging.getLogger(__name__)
 
 ABSTAIN_COT_SUBSETS = ("alcuna", "bbq", "falseqa", "gsm8k_abstain", "known_unknown_questions", "mediq",
                        "moral_choice", "musique", "qaqa", "squad2", "umwp")
+#: the subsets that hold held-out questions (of the ``transfer`` suite): refused, left out by ``abstain sft-data``
+ABSTAIN_COT_HELDOUT_SUBSETS = ("gsm8k_abstain", "umwp")
 ABSTAIN_COT_NOTICE = (
     "Abstain-CoT (Abstain-R1, Apache-2.0) derives from datasets with their own terms (CC-BY-SA-4.0, CC-BY-4.0, "
     "unstated): research use only (src/abstain/data/abstain_cot/SOURCE.txt). Its umwp subset overlaps the UMWP "
@@ -94,26 +98,22 @@ class CoTSet:
 
 def _read(path: Path) -> list[dict[str, str]]:
     rows = []
-    with path.open(encoding="utf-8") as handle:
-        for lineno, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"{path}:{lineno}: invalid JSON ({exc})") from None
-            if not isinstance(row, dict) or not isinstance(row.get("question"), str) \
-                    or not isinstance(row.get("answer"), str):
-                raise DataError(f"{path}:{lineno}: expected string fields 'question' and 'answer'")
-            rows.append(row)
+    for lineno, row in read_lines(path, json.loads):
+        if not isinstance(row, dict) or not isinstance(row.get("question"), str) \
+                or not isinstance(row.get("answer"), str):
+            raise DataError(f"{path}:{lineno}: expected string fields 'question' and 'answer'")
+        rows.append(row)
     return rows
 
 
 def load_abstain_cot(subsets: tuple[str, ...] | None = None, drop_inconsistent: bool = False,
-                     box_answers: bool = False) -> CoTSet:
+                     box_answers: bool = False, allow_heldout: bool = False) -> CoTSet:
     """The Abstain-CoT rows of ``subsets`` (default: all), answerable then unanswerable per subset.
 
-    ``box_answers``: box the answerable completions' final answers (:func:`box_answer`).
+    ``box_answers``: box the answerable completions' final answers (:func:`box_answer`). Subsets holding
+    held-out questions are refused (:mod:`abstain.data.heldout_guard`; :data:`ABSTAIN_COT_HELDOUT_SUBSETS`
+    share questions with the ``transfer`` suite); ``allow_heldout=True`` loads them anyway, only to inspect
+    the set.
     """
     chosen = ABSTAIN_COT_SUBSETS if subsets is None else tuple(subsets)
     unknown = sorted(set(chosen) - set(ABSTAIN_COT_SUBSETS))
@@ -133,6 +133,11 @@ def load_abstain_cot(subsets: tuple[str, ...] | None = None, drop_inconsistent: 
                                   source=f"abstain_cot/{subset}"))
                 text = row["answer"]
                 answers.append(box_answer(text) if box_answers and label == "answerable" else text)
+    found = [] if allow_heldout else heldout_matches(items)
+    if found:
+        held = sorted({str(items[m.index].source).split("/")[-1] for m in found})
+        check_not_heldout(items, f"Abstain-CoT (leave out the subsets that hold them, {', '.join(held)}: "
+                                 "subsets= or --cot-subsets)")
     scored = score_targets(items, answers, "clarify")
     rows, inconsistent = [], []
     for item, text, s in zip(items, answers, scored, strict=True):

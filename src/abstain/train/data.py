@@ -21,11 +21,9 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from abstain.protocols import get_protocol
-from abstain.schema import Item, read_jsonl
+from abstain.schema import Item, Message, read_jsonl
 
-__all__ = ["PreferenceRow", "PromptCompletionRow", "prompt_dataset", "prompt_rows", "read_training_rows"]
-
-Message = dict[str, Any]
+__all__ = ["ItemColumns", "PreferenceRow", "PromptCompletionRow", "prompt_dataset", "prompt_rows", "read_training_rows"]
 
 
 class PromptCompletionRow(BaseModel):
@@ -45,13 +43,31 @@ class PreferenceRow(BaseModel):
     rejected: list[Message]
 
 
+class ItemColumns(BaseModel):
+    """The item's columns a built training row carries beside TRL's (flat: ``datasets`` reads any file)."""
+
+    id: str
+    question: str
+    answers: list[str]
+    label: str
+    category: str | None = None
+    source: str | None = None
+    protocol: str
+
+
 def read_training_rows(path: str | os.PathLike[str], model: type[BaseModel]) -> list[dict[str, Any]]:
-    """The TRL columns of a JSONL file of ``model`` rows (a bad line fails naming ``file:line`` and the field)."""
+    """The TRL columns of a JSONL file of ``model`` rows (a bad line fails naming ``file:line`` and the field).
+
+    A row whose ``question`` (or, without one, a user message of its ``prompt``) is a held-out question is
+    refused (:mod:`abstain.data.heldout_guard`).
+    """
+    from abstain.data.heldout_guard import check_not_heldout
     from abstain.schema import DataError
 
     rows = read_jsonl(path, model)
     if not rows:
         raise DataError(f"{path}: no rows")
+    check_not_heldout(rows, str(path))
     return [{name: getattr(row, name) for name in model.model_fields} for row in rows]
 
 

@@ -24,6 +24,7 @@ from collections.abc import Callable, Iterator
 from itertools import chain
 from dataclasses import dataclass, field
 
+from abstain.data.heldout_guard import check_not_heldout
 from abstain.schema import Item
 from abstain.synth.hard import HardConfig, generate_hard
 from abstain.synth.heldout import heldout_questions
@@ -101,6 +102,7 @@ def training_items(cfg: MixConfig, on_item: Callable[[int], None] | None = None)
         if on_item is not None:
             on_item(1)
     random.Random(f"abstain-mix:{cfg.seed}").shuffle(items)
+    check_not_heldout(items, f"the training mix (seed {cfg.seed})")  # excluded above; checked all the same
     return items
 
 

@@ -13,7 +13,8 @@
 "I don't know" is ``\\boxed{I don't know.}`` (``clarify``: inside ``<thinking>``/``<answer>``;
 ``attribution``: ``\\boxed{<MODEL_UNCERTAIN>}``, or ``<DATA_UNCERTAIN>`` on an unanswerable item).
 Every completion, chosen and rejected is scored by abstain's scorer (:mod:`abstain.train.check`) before
-it is written and must be what it is meant to be; these builders never import the evaluation layer.
+it is written and must be what it is meant to be; these builders never import the evaluation layer. A
+probe of held-out items (:mod:`abstain.data.heldout_guard`) is evaluation, never training data: refused.
 
 Example:
     >>> from abstain.probe import ProbeRow, ProbeSample
@@ -34,13 +35,13 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict
-
+from abstain.data.heldout_guard import check_not_heldout
 from abstain.probe import ProbeRow, ProbeSample
 from abstain.protocols import get_protocol
 from abstain.schema import Item, Pred
 from abstain.train.check import verify_targets
-from abstain.train.sft_data import Message, SFTBuild, SFTRow, sft_row
+from abstain.train.data import ItemColumns, PreferenceRow
+from abstain.train.sft_data import SFTBuild, SFTRow, sft_row
 from abstain.train.targets.build import Intent
 
 __all__ = ["DPOBuild", "DPORow", "ProbeDataConfig", "dpo_rows", "idk_target", "rft_rows", "rtuning_rows"]
@@ -146,6 +147,7 @@ def _sft(planned: list[_Planned], skipped: list[tuple[str, str]], config: ProbeD
 
 def rtuning_rows(probe: Sequence[ProbeRow], config: ProbeDataConfig = ProbeDataConfig()) -> SFTBuild[SFTRow]:
     """R-Tuning SFT rows: "I don't know" where the model is out of knowledge, an answer elsewhere."""
+    check_not_heldout(probe, "the probe")  # training data: a probe of held-out items is for evaluation only
     planned, skipped = [], []
     for row in probe:
         item = row.item()
@@ -168,6 +170,7 @@ def rtuning_rows(probe: Sequence[ProbeRow], config: ProbeDataConfig = ProbeDataC
 
 def rft_rows(probe: Sequence[ProbeRow], config: ProbeDataConfig = ProbeDataConfig()) -> SFTBuild[SFTRow]:
     """RFT SFT rows: every distinct accepted sample (correct answers; refusals of unanswerable items)."""
+    check_not_heldout(probe, "the probe")  # training data: a probe of held-out items is for evaluation only
     planned = []
     for row in probe:
         item = row.item()
@@ -182,21 +185,9 @@ def rft_rows(probe: Sequence[ProbeRow], config: ProbeDataConfig = ProbeDataConfi
     return _sft(planned, [], config)
 
 
-class DPORow(BaseModel):
+class DPORow(ItemColumns, PreferenceRow):
     """One preference pair: TRL's conversational prompt / chosen / rejected plus flat item columns."""
 
-    model_config = ConfigDict(extra="allow")
-
-    prompt: list[Message]
-    chosen: list[Message]
-    rejected: list[Message]
-    id: str
-    question: str
-    answers: list[str]
-    label: str
-    category: str | None = None
-    source: str | None = None
-    protocol: str
     pair_kind: str  # ook: IDK over a wrong answer; known: a correct answer over IDK
     p_hat: float | None = None
 
@@ -206,6 +197,7 @@ DPOBuild = SFTBuild  # DPOBuild[DPORow]: the pairs, counted by pair kind
 
 def dpo_rows(probe: Sequence[ProbeRow], config: ProbeDataConfig = ProbeDataConfig()) -> SFTBuild[DPORow]:
     """DPO pairs: IDK over a wrong sampled answer (out of knowledge), a correct one over IDK (known)."""
+    check_not_heldout(probe, "the probe")  # training data: a probe of held-out items is for evaluation only
     planned, skipped = [], []
     p_hats = {}
     for row in probe:

@@ -72,7 +72,8 @@ class DataSpec(BaseModel):
     """Where the training items come from: exactly one of ``suite``, ``file`` or ``synth``."""
 
     model_config = _STRICT
-    suite: str | None = Field(default=None, description="a suite of `abstain eval` (not `heldout`)")
+    suite: str | None = Field(default=None, description="a suite of `abstain eval` without held-out items "
+                              "(not `heldout`, `transfer`, `quick` ...)")
     file: str | None = Field(default=None, description="a JSONL file of items (interchange format)")
     synth: SynthSpec | None = Field(default=None, description="certified synthesis")
     limit: int | None = Field(default=None, ge=1, description="a balanced subset of this many items")
@@ -85,10 +86,17 @@ class DataSpec(BaseModel):
             raise ValueError(f"give exactly one of suite, file or synth (got {given or 'none'})")
         if self.suite == "heldout":
             raise ValueError("the held-out benchmark is for evaluation only; train on a synth spec or a file")
+        if self.suite == "transfer":
+            raise ValueError("the transfer suite is held-out evaluation data (out of distribution: never used for "
+                             "training or tuning); train on a synth spec or a file")
         return self
 
     def load(self) -> list[Item]:
-        """The items (a relative ``file`` was resolved against the recipe's folder when it was loaded)."""
+        """The items (a relative ``file`` was resolved against the recipe's folder when it was loaded).
+
+        Held-out questions are refused whatever the source (:mod:`abstain.data.heldout_guard`).
+        """
+        from abstain.data.heldout_guard import check_not_heldout
         from abstain.data.suites import load_suite, select_items
 
         if self.synth is not None:
@@ -97,11 +105,17 @@ class DataSpec(BaseModel):
             items = training_items(MixConfig(n=self.synth.n, seed=self.synth.seed, hard_ratio=self.synth.hard_ratio,
                                              unanswerable_ratio=self.synth.unanswerable_ratio,
                                              pair_twins=self.synth.pair_twins))
+            source = f"synth (seed {self.synth.seed})"
         elif self.suite is not None:
             items = load_suite(self.suite).items
+            source = f"suite {self.suite!r}"
         else:
-            items = read_jsonl(Path(os.path.expanduser(self.file or "")), Item)
-        return select_items(items, self.limit, self.seed) if self.limit else list(items)
+            path = Path(os.path.expanduser(self.file or ""))
+            items = read_jsonl(path, Item)
+            source = str(path)
+        items = select_items(items, self.limit, self.seed) if self.limit else list(items)
+        check_not_heldout(items, source)
+        return items
 
 
 class LoraSpec(BaseModel):
@@ -172,7 +186,8 @@ class GRPORecipe(Recipe):
     kind: Literal["grpo"]
     reward: str | dict[str, float] = Field(default="ternary", description="a preset or {preset: weight}")
     reward_config: dict[str, Any] = Field(default_factory=dict, description="RewardConfig fields")
-    judge: dict[str, Any] = Field(default_factory=dict, description="JudgeConfig fields (default: the rule judge)")
+    judge: dict[str, Any] = Field(default_factory=dict, description="JudgeConfig fields (default: the rule judge "
+                                  "with the preset's settings, e.g. lenient_format for abstain_r1)")
     advantage: Literal["grpo", "tiar", "coupled"] = "tiar"
     tiar_lambda: float = 1.0
     coupled_decimals: int | None = None
@@ -197,7 +212,15 @@ class GRPORecipe(Recipe):
         return self
 
     def judge_config(self) -> JudgeConfig:
-        return JudgeConfig(**self.judge)
+        """The judge of the reward: the rule judge with the preset's settings, then the recipe's ``judge``."""
+        from dataclasses import replace
+
+        from abstain.train.rewards import preset_judge
+
+        try:
+            return replace(preset_judge(self.reward), **self.judge)
+        except TypeError as exc:  # an unknown field
+            raise ValueError(f"judge: {exc}".replace("JudgeConfig.__init__() got ", "")) from None
 
 
 class SFTRecipe(Recipe):

@@ -3,10 +3,12 @@
 A run folder (``--out``, default ``runs/<recipe name>``) holds:
 
 =====================  ==============================================================================
-``config.json``        the resolved recipe (every field, defaults filled in) and the package versions
+``config.json``        the resolved recipe (every field, defaults filled in): a rerun with another is refused
 ``recipe.yaml``        the same recipe as YAML, to rerun it with ``--recipe runs/<name>/recipe.yaml``
+``versions.json``      the versions of abstain, torch, transformers, TRL, PEFT, datasets, accelerate
 ``metrics.jsonl``      one line per logged step: TRL's metrics and abstain's (``abstain/...``)
 ``checkpoints/``       ``checkpoint-<step>`` folders (every ``save_steps``); ``--resume`` continues from the last
+                       complete one (a half-written one, what a kill leaves, is removed)
 ``final/``             the trained model and tokenizer (LoRA: merged into the base model; the adapter alone is
                        in ``final/adapter/``): ``abstain eval --model hf:RUN/final`` evaluates it
 =====================  ==============================================================================

@@ -32,10 +32,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel
 
 from abstain.protocols import get_protocol
 from abstain.schema import Item, write_jsonl
+from abstain.train.data import ItemColumns, PromptCompletionRow
 from abstain.train.check import verify_targets
 from abstain.train.targets.build import ACA_CHOICES, PROTOCOLS, Target, TargetConfig, build_target
 
@@ -53,7 +54,6 @@ __all__ = [
     "write_sft",
 ]
 
-Message = dict[str, str]
 #: ELICIT / COND / ABS shares of the aca twins' targets
 DEFAULT_ACA_MIX: tuple[tuple[str, float], ...] = (("ELICIT", 0.4), ("COND", 0.3), ("ABS", 0.3))
 
@@ -104,24 +104,13 @@ class SFTConfig:
         object.__setattr__(self, "aca_mix", parse_aca_mix(",".join(f"{k}={v}" for k, v in self.aca_mix)))
 
 
-class SFTRow(BaseModel):
+class SFTRow(ItemColumns, PromptCompletionRow):
     """One SFT example: TRL's conversational prompt/completion plus flat item columns."""
 
-    model_config = ConfigDict(extra="allow")
-
-    prompt: list[Message]
-    completion: list[Message]
-    id: str
-    question: str
-    answers: list[str]
-    label: str
-    category: str | None = None
     perturbation: str | None = None
-    source: str | None = None
     pair_id: str | None = None
     gap: str | None = None
     gap_variable: str | None = None
-    protocol: str
     target_kind: str
 
 
