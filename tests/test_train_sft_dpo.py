@@ -26,7 +26,7 @@ def test_sft_steps_lower_the_loss_and_change_the_weights(tmp_path, bundled_model
     out = tmp_path / "sft"
     # the same 4 rows twice over: the second pass must fit them better than the first
     r = CliRunner().invoke(app, ["train", "sft", "--recipe", "tiny-sft", "--out", str(out), "--set", "steps=null",
-                                 "--set", "epochs=4", "--set", "data.synth.n=4", "--set", "learning_rate=2e-4"])
+                                 "--set", "epochs=4", "--set", "data.synth.n=4", "--set", "learning_rate=1e-3"])
     assert r.exit_code == 0, r.output
     losses = [row["loss"] for row in map(json.loads, (out / "metrics.jsonl").read_text().splitlines())]
     assert len(losses) == 4 and losses[-1] < losses[0] * 0.9, losses
@@ -65,7 +65,7 @@ def test_a_pipeline_trains_one_adapter_through_sft_then_grpo(tmp_path, bundled_m
     pipeline.write_text(
         "kind: pipeline\nname: tiny\nstages:\n"
         "  - {name: sft, recipe: tiny-sft, set: ['lora={r: 4, alpha: 8}', 'steps=1', 'save_steps=1']}\n"
-        "  - {name: grpo, recipe: tiny-grpo, set: ['adapter={out}/sft', 'steps=1', 'max_completion_length=8']}\n")
+        "  - {name: grpo, recipe: tiny-grpo, set: ['adapter={out}/sft', 'lora=null', 'steps=1', 'max_completion_length=8']}\n")
     out = tmp_path / "run"
     r = CliRunner().invoke(app, ["train", "pipeline", "--recipe", str(pipeline), "--out", str(out)])
     assert r.exit_code == 0, r.output

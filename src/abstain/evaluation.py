@@ -95,6 +95,9 @@ class EvalConfig:
     shots_unanswerable: int = field(default=0, metadata={"help": "how many of the demonstrations are unanswerable"})
     base_url: str | None = field(default=None, metadata={"help": "OpenAI-compatible server URL"})
     resamples: int = field(default=1000, metadata={"help": "bootstrap resamples for the CIs"})
+    dtype: str | None = field(default=None, metadata={
+        "help": "weights' dtype of a local backend (bundled, hf, vllm): float32 | bfloat16 | float16 | auto "
+                "(None: the backend's default, float32 on a CPU)"})
 
     def __post_init__(self) -> None:
         if (self.suite is None) == (self.data is None):
@@ -110,6 +113,10 @@ class EvalConfig:
             raise ValueError("--limit must be >= 1")
         if self.shots < 0 or not 0 <= self.shots_unanswerable <= self.shots:
             raise ValueError("--shots-unanswerable must be between 0 and --shots")
+        if self.dtype is not None and self.dtype not in ("auto", "float32", "bfloat16", "float16"):
+            raise ValueError(f"--dtype must be auto, float32, bfloat16 or float16, got {self.dtype!r}")
+        if self.dtype is not None and self.model.partition(":")[0].strip() == "openai":
+            raise ValueError("--dtype is a local backend's setting; a server chooses its own dtype")
         if self.samples > 1 and self.temperature == 0:
             raise ValueError("--samples > 1 with greedy decoding gives identical samples; set --temperature > 0")
         self.generation()  # validates max_tokens, temperature, top_p
@@ -127,7 +134,7 @@ class EvalConfig:
         parts.append(f"--protocol {','.join(self.protocols)}")
         defaults = EvalConfig(model="x", suite="quick")
         for name in ("samples", "temperature", "top_p", "max_tokens", "seed", "judge_base_url", "limit",
-                     "batch_size", "shots", "shots_unanswerable", "base_url", "resamples"):
+                     "batch_size", "shots", "shots_unanswerable", "base_url", "resamples", "dtype"):
             value = getattr(self, name)
             if value != getattr(defaults, name):  # server URLs are not recorded: a placeholder
                 parts.append(f"--{name.replace('_', '-')} {'URL' if name.endswith('url') else value}")
@@ -318,7 +325,9 @@ def evaluate(
         kind = config.model.partition(":")[0].strip()
         if config.base_url:
             options["base_url"] = config.base_url
-        if kind in ("bundled", "hf"):
+        if config.dtype is not None:
+            options.setdefault("dtype", config.dtype)
+        if kind in ("bundled", "bundled-abstain", "hf"):
             options.setdefault("batch_size", config.batch_size)  # one chunk = one forward batch
         elif kind == "openai":
             options.setdefault("concurrency", config.batch_size)

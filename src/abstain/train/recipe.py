@@ -198,6 +198,9 @@ class GRPORecipe(Recipe):
     beta: float = Field(default=0.0, ge=0, description="KL coefficient (TRL's default 0)")
     loss_type: str = Field(default="dapo", description="TRL's loss_type")
     scale_rewards: Literal["group", "batch", "none"] = "group"
+    rollout: Literal["transformers", "vllm"] = Field(default="transformers", description="who samples the "
+                                                     "completions: TRL's generate, or vLLM fed the policy's weights "
+                                                     "every step (abstain.train.rollout)")
 
     @model_validator(mode="after")
     def _check_reward(self) -> GRPORecipe:
