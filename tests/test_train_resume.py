@@ -1,5 +1,6 @@
 """A training run killed with SIGKILL while it writes a checkpoint — plus a torn last line in its
-``metrics.jsonl`` — resumes with ``--resume`` to bit-identical final weights.
+``metrics.jsonl`` — resumes with ``--resume`` to bit-identical final weights; so does one trained in parts
+(``--until``).
 
 The kill is real: ``abstain train sft`` runs in a subprocess whose trainer sends itself SIGKILL between
 writing ``checkpoint-2``'s weights and its optimizer and ``trainer_state.json`` (the state ``kill -9`` or a
@@ -24,7 +25,7 @@ from abstain.train.runner import TrainRun
 
 pytestmark = pytest.mark.slow
 
-ARGS = ["train", "sft", "--recipe", "tiny-sft", "--set", "steps=3", "--set", "lora={r: 4, alpha: 8}",
+ARGS = ["train", "sft", "--recipe", "tiny-sft", "--set", "steps=2", "--set", "lora={r: 4, alpha: 8}",
         "--set", "data.synth.n=4", "--set", "batch_size=2", "--set", "save_steps=1"]
 
 KILL_MID_CHECKPOINT = textwrap.dedent("""
@@ -66,7 +67,7 @@ def test_killed_while_writing_a_checkpoint_resumes_to_identical_weights(tmp_path
     assert [p.name for p in run.checkpoint_folders()] == ["checkpoint-1", "checkpoint-2"]
     assert run.last_checkpoint().name == "checkpoint-1"  # the half-written one does not count
     with (out / "metrics.jsonl").open("a", encoding="utf-8") as log:
-        log.write('{"step": 3, "loss": 0.')  # a kill mid-write of the log
+        log.write('{"step": 2, "loss": 0.')  # a kill mid-write of the log
 
     r = runner.invoke(app, [*ARGS, "--out", str(out)])
     assert r.exit_code == 2 and "--resume" in r.output  # never silently restarted over a checkpoint
@@ -79,7 +80,18 @@ def test_killed_while_writing_a_checkpoint_resumes_to_identical_weights(tmp_path
         different = [k for k in want[name] if not bool((got[name][k] == want[name][k]).all())]
         assert not different, f"{name}: {len(different)} tensors differ, e.g. {different[:3]}"
     steps = [json.loads(line)["step"] for line in (out / "metrics.jsonl").read_text().splitlines()]
-    assert steps == [1, 2, 3]  # the torn line is gone and no step is logged twice
+    assert steps == [1, 2]  # the torn line is gone and no step is logged twice
+
+    # trained in parts: --until 1 stops with checkpoint-1 and no final/, --resume finishes to the same weights
+    parts = tmp_path / "parts"
+    r = runner.invoke(app, [*ARGS, "--set", "save_steps=5", "--out", str(parts), "--until", "1"])
+    assert r.exit_code == 0 and "stopped after step 1" in r.output, r.output
+    assert [p.name for p in TrainRun(parts).checkpoint_folders()] == ["checkpoint-1"] and not (parts / "final").exists()
+    r = runner.invoke(app, [*ARGS, "--set", "save_steps=5", "--out", str(parts), "--resume"])
+    assert r.exit_code == 0, r.output
+    got = _tensors(parts / "final")
+    for name in want:
+        assert all(bool((got[name][k] == want[name][k]).all()) for k in want[name]), name
 
 
 def test_a_torn_metrics_line_elsewhere_is_an_error_naming_the_file(tmp_path):

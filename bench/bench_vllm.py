@@ -1,0 +1,136 @@
+"""vLLM on this CPU against the hf backend, in one run: evaluation tokens/s and one cpu-demo GRPO step.
+
+``eval``: the same 64 ``quick`` prompts (``idk`` protocol, 128 new tokens, greedy) through ``abstain``'s
+evaluation, ``bundled`` (transformers, batch 16) then ``vllm:bundled`` float32 (the default: compiled), float32
+eager and bfloat16; tokens/s is read from each run's ``timing.json`` (generation only: the engine's start
+is reported apart), and the greedy texts are compared with the ``bundled`` run's. Goal: float32 >= 2.5x.
+
+``grpo``: the cpu-demo GRPO stage (16 completions <= 160 tokens per step, on the shipped adapter) for two
+steps with ``rollout: transformers`` and with ``rollout: vllm``; the second step's time counts (the first
+includes one-time costs), split into generation (``_generate_single_turn``: for vLLM the weight push too) and
+the rest (scoring, log-probabilities, the optimizer step). Goal: vLLM step <= 0.5x.
+
+    python bench/bench_vllm.py [eval] [grpo] [--prompts 64] [--tokens 128]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import tempfile
+import time
+from pathlib import Path
+
+from _results import report  # bench/_results.py
+
+
+def _timing(run) -> dict:  # type: ignore[no-untyped-def]
+    session = run.timing["sessions"][-1]
+    return {"tokens": session["generated_tokens"], "generation_s": session["generation_seconds"],
+            "tokens_per_s": session["tokens_per_second"],
+            "start_s": round(session["wall_seconds"] - session["generation_seconds"] - session["scoring_seconds"], 1)}
+
+
+def bench_eval(prompts: int, tokens: int, folder: Path) -> dict:
+    from abstain.evaluation import EvalConfig, evaluate
+
+    def config(model: str, dtype: str | None = None) -> EvalConfig:
+        return EvalConfig(model=model, suite="quick", limit=prompts, protocols=("idk",), max_tokens=tokens,
+                          batch_size=16 if model == "bundled" else prompts, resamples=0, dtype=dtype)
+
+    base = evaluate(config("bundled"), folder / "hf")
+    texts = [r.response for r in base.scored]
+    out: dict = {"hf": _timing(base)}
+    for label, dtype, options in (("vllm_float32", "float32", {}), ("vllm_float32_eager", "float32", {"eager": True}),
+                                  ("vllm_bfloat16", "bfloat16", {})):
+        run = evaluate(config("vllm:bundled", dtype), folder / label, backend_options=options)
+        got = [r.response for r in run.scored]
+        out[label] = {**_timing(run), "same_text_as_hf": sum(a == b for a, b in zip(got, texts, strict=True)),
+                      "ratio_vs_hf": round(run.timing["sessions"][-1]["tokens_per_second"]
+                                           / base.timing["sessions"][-1]["tokens_per_second"], 2)}
+    out["prompts"] = prompts
+    out["goal_float32_ratio"] = 2.5
+    return out
+
+
+def bench_grpo(folder: Path) -> dict:
+    from transformers import TrainerCallback
+
+    from abstain.backends.adapted import bundled_abstain_adapter
+    from abstain.train.grpo import AbstainGRPOTrainer
+    from abstain.train.recipe import load_recipe
+    from abstain.train.trainers import train
+
+    class Timer(TrainerCallback):
+        def __init__(self) -> None:
+            self.steps: list[float] = []
+
+        def on_step_begin(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
+            self.start = time.perf_counter()
+
+        def on_step_end(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
+            self.steps.append(time.perf_counter() - self.start)
+
+    generation: list[float] = []
+    own = AbstainGRPOTrainer._generate_single_turn
+
+    def timed(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        start = time.perf_counter()
+        try:
+            return own(self, *args, **kwargs)
+        finally:
+            generation.append(time.perf_counter() - start)
+
+    AbstainGRPOTrainer._generate_single_turn = timed  # type: ignore[method-assign]
+    timers: dict[str, Timer] = {}
+    build = AbstainGRPOTrainer.__init__
+
+    def with_timer(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        build(self, *args, **kwargs)
+        self.add_callback(timers[self.args.rollout])
+
+    AbstainGRPOTrainer.__init__ = with_timer  # type: ignore[method-assign]
+    out: dict = {}
+    for rollout in ("transformers", "vllm"):
+        timers[rollout] = Timer()
+        generation.clear()
+        recipe = load_recipe("cpu-demo-grpo", [f"adapter={bundled_abstain_adapter()}", "steps=2", "save_steps=100",
+                                               f"rollout={rollout}"])
+        start = time.perf_counter()
+        train(recipe, folder / rollout)
+        step, gen = timers[rollout].steps[-1], generation[-1]
+        out[rollout] = {"step_s": round(step, 1), "generation_s": round(gen, 1), "rest_s": round(step - gen, 1),
+                        "generation_share": round(gen / step, 2), "first_step_s": round(timers[rollout].steps[0], 1),
+                        "run_s": round(time.perf_counter() - start, 1)}
+    out["ratio_vllm_vs_transformers"] = round(out["vllm"]["step_s"] / out["transformers"]["step_s"], 2)
+    out["goal_ratio"] = 0.5
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("parts", nargs="*", help="eval and/or grpo (default: both)")
+    parser.add_argument("--prompts", type=int, default=64)
+    parser.add_argument("--tokens", type=int, default=128)
+    args = parser.parse_args()
+    args.parts = args.parts or ["eval", "grpo"]
+    if set(args.parts) - {"eval", "grpo"}:
+        parser.error(f"parts are eval and grpo, not {sorted(set(args.parts) - {'eval', 'grpo'})}")
+    os.environ.setdefault("ABSTAIN_NO_PROGRESS", "1")
+    from abstain.backends.vllm import cpu_features
+
+    result: dict = {"machine": {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
+                                "features": sorted(cpu_features())}}
+    with tempfile.TemporaryDirectory() as tmp:
+        if "eval" in args.parts:
+            result["eval"] = bench_eval(args.prompts, args.tokens, Path(tmp) / "eval")
+            print(json.dumps(result["eval"], indent=2), flush=True)
+        if "grpo" in args.parts:
+            result["grpo"] = bench_grpo(Path(tmp) / "grpo")
+    report("vllm", result)
+
+
+if __name__ == "__main__":
+    main()
