@@ -119,6 +119,42 @@ def test_idk_binary(item, text, expected):
     assert value("idk_binary", item, text) == expected
 
 
+@pytest.mark.parametrize(("preset", "refusal", "default", "extra"), [
+    ("ternary", IDK, 0.0, 0.0), ("ternary_ook", IDK, 0.0, 0.0), ("aca", IDK, 0.0, 0.0), ("idk_binary", IDK, 0.0, 0.0),
+    ("rl_ua", MU, 0.0, 0.0), ("abstain_r1", None, -1.0, 1.0),  # abstain_r1 adds its format term (1)
+])
+def test_every_preset_takes_a_false_refusal_penalty(preset, refusal, default, extra):
+    refusal = refusal or _tagged("hmm", "\\boxed{I don't know.}")
+    assert value(preset, ANS, refusal) == pytest.approx(default + extra)  # the authors' value unless told
+    assert value(preset, ANS, refusal, false_refusal_penalty=-0.6) == pytest.approx(-0.6 + extra)
+    right = _tagged("3 + 2", "\\boxed{5}") if preset == "abstain_r1" else RIGHT
+    assert value(preset, ANS, right, false_refusal_penalty=-0.6) == pytest.approx(1.0 + extra)  # answers untouched
+    if preset != "abstain_r1":  # refusing an unanswerable item keeps its value
+        unans = DU if preset == "rl_ua" else IDK
+        assert value(preset, UNANS, unans, false_refusal_penalty=-0.6) == value(preset, UNANS, unans)
+    assert make_reward(preset, false_refusal_penalty=-1.5).bounds[0] <= -1.5 + extra
+
+
+def test_reward_profiles_give_p_star_and_the_always_abstain_margin():
+    from abstain.train.reward_profile import reward_profile
+
+    # p* from the preset definitions (wrong -1, abstain 0 -> 0.5); answering always wins under abstain_r1
+    assert {name: reward_profile(name).p_star for name in ("ternary", "ternary_ook", "rl_ua", "aca", "idk_binary")} \
+        == {"ternary": 0.5, "ternary_ook": 0.5, "rl_ua": 0.5, "aca": 0.5, "idk_binary": 0.0}
+    assert reward_profile("abstain_r1").p_star < 0
+    # the collapse of the cpu-demo runs: ternary at p = 0.05 on a 35%-unanswerable mix prefers always-abstain
+    ternary = reward_profile("ternary")
+    assert ternary.margin(0.35, 0.05) == pytest.approx(0.65 * (0.05 - 0.95) - 0.35 - 0.0)
+    # idk_binary (p* = 0) still collapses there: always-abstain 0.35 > always-answer 0.65 * 0.05; it takes a
+    # false-refusal penalty below (0.0325 - 0.35) / 0.65 ~ -0.49 to flip the margin
+    idk = reward_profile("idk_binary")
+    assert idk.always_abstain(0.35) == pytest.approx(0.35) and idk.always_answer(0.35, 0.05) == pytest.approx(0.0325)
+    assert reward_profile("idk_binary", false_refusal_penalty=-0.45).margin(0.35, 0.05) < 0
+    assert reward_profile("idk_binary", false_refusal_penalty=-0.55).margin(0.35, 0.05) > 0
+    assert idk.break_even_p(0.35) == pytest.approx((0.35 - 0.0) / 0.65)
+    assert "always-abstain scores +0.350" in idk.report(0.35, 0.05)
+
+
 def test_judge_errors_are_none_never_a_number():
     tower = {**ANS, "answers": ["18"]}
     reward = make_reward("ternary", judge=JudgeConfig(math_timeout_s=1))

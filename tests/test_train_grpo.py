@@ -27,6 +27,8 @@ SCRIPT = {
     "What is 2 + 3?": [(IDK, "abstain"), ("\\boxed{5}", "correct"), ("\\boxed{7}", "wrong"), ("\\boxed{8}", "wrong")],
     "What is 4 + 4?": [(IDK, "abstain"), (IDK, "abstain"), ("So \\boxed{8}", "correct"), ("\\boxed{8}", "correct")],
 }
+#: a group with no learning signal: four wrong answers, rewards all -1 (dynamic sampling drops it)
+SCRIPT["What is 1 + 1?"] = [("\\boxed{3}", "wrong")] * 4
 #: p-hat = n_c / (n_c + n_w) of each group, by hand from SCRIPT: 1/3 and 2/2
 P_HAT = {"What is 2 + 3?": 1 / 3, "What is 4 + 4?": 1.0}
 ITEMS = [Item(id="add5", question="What is 2 + 3?", answers=["5"], label="answerable"),
@@ -178,6 +180,38 @@ def test_coupled_replaces_forced_abstentions_rewards_before_trl_normalizes(bundl
     assert_the_loss_used(step, used, expected)
     (row,) = [row for row in trainer.state.log_history if "abstain/abstain" in row]
     assert row["abstain/abstain"] == pytest.approx(3 / 8) and row["abstain/tiar_bonus_mean"] == 0.0
+
+
+def test_dynamic_sampling_drops_groups_whose_rewards_are_all_equal(bundled_model_dir, tmp_path):
+    from abstain.train.grpo import AbstainGRPOConfig
+
+    uniform = Item(id="add2", question="What is 1 + 1?", answers=["2"], label="answerable")
+    args = AbstainGRPOConfig(
+        output_dir=str(tmp_path), num_generations=4, per_device_train_batch_size=12, max_completion_length=4,
+        learning_rate=1e-4, use_cpu=True, bf16=False, gradient_checkpointing=False, report_to=[],
+        save_strategy="no", logging_steps=1, seed=0, disable_tqdm=True, advantage="tiar", max_steps=1,
+        dynamic_sampling=True)
+    trainer = scripted_trainer(model=str(bundled_model_dir), reward_funcs=[make_reward("ternary", protocol="idk")],
+                               args=args, train_dataset=prompt_dataset([*ITEMS, uniform], "idk"))
+    before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
+    trainer.train()
+    assert changed_parameters(trainer, before), "the kept groups did not move the weights"
+    (step,), (used,), (scripted,) = trainer.steps, trainer.seen, trainer.scripted
+    questions = [q for q, _, _ in scripted]
+    assert len(questions) == 12 and questions.count("What is 1 + 1?") == 4
+    kept = step["kept_rows"].tolist()
+    assert [questions[i] for i in kept] == [q for q in questions if q != "What is 1 + 1?"]  # 8 rows, in order
+    # the loss saw exactly the kept rows, each with its advantage (TRL's + the TIAR bonus)
+    assert len(used["advantages"]) == 8
+    expected = step["trl_advantages"] + step["tiar_bonus"]
+    by_row = {(tuple(p.tolist()), tuple(c.tolist())): a for p, c, a in
+              zip(step["prompt_ids"], step["completion_ids"], expected.tolist(), strict=True)}
+    seen = [by_row[(tuple(p.tolist()), tuple(c.tolist()))] for p, c in zip(used["prompt_ids"], used["completion_ids"])]
+    assert sorted(seen) == pytest.approx(sorted(expected[kept].tolist()))
+    dropped = [step["trl_advantages"][i].item() for i in range(12) if i not in kept]
+    assert dropped == pytest.approx([0.0] * 4, abs=1e-6)  # what was dropped carried no signal
+    (row,) = [row for row in trainer.state.log_history if "abstain/dropped_groups" in row]
+    assert row["abstain/dropped_groups"] == pytest.approx(1 / 3)
 
 
 def test_the_tiny_recipe_runs_end_to_end_resumes_and_evaluates(tmp_path, bundled_model_dir):

@@ -80,7 +80,9 @@ def make_backend(spec: str, **options: Any) -> Backend:
 
 def vllm_model(model: str) -> Any:
     """What ``vllm:<model>`` loads: a shipped model's dense folder (``bundled``, ``bundled-abstain``: the adapter
-    merged), a training run's ``final/``, a model folder, or a hub id as given (``hf:`` in front is accepted).
+    merged), a training run's ``final/``, a LoRA adapter folder (a run's ``checkpoints/checkpoint-N``: merged into
+    its base once and cached, :func:`abstain.backends.adapted.merged_dir`), a model folder, or a hub id as given
+    (``hf:`` in front is accepted).
 
     Example:
         >>> vllm_model("hf:Qwen/Qwen2.5-0.5B-Instruct")
@@ -93,8 +95,19 @@ def vllm_model(model: str) -> Any:
         return _SHIPPED[model]()
     if model.endswith(".gguf"):
         raise ValueError(f"vllm:{model}: a GGUF file; give vLLM a model folder, or use --model hf:{model}")
-    run_final = Path(model).expanduser() / "final"
-    return str(run_final) if (run_final / "config.json").exists() else model
+    folder = Path(model).expanduser()
+    if (folder / "final" / "config.json").exists():
+        return str(folder / "final")
+    if (folder / "adapter_config.json").exists() and not (folder / "config.json").exists():
+        import json
+
+        from abstain.backends.adapted import merged_dir
+
+        base = json.loads((folder / "adapter_config.json").read_text(encoding="utf-8")).get("base_model_name_or_path")
+        if not base:
+            raise ValueError(f"vllm:{model}: a LoRA adapter whose adapter_config.json names no base model")
+        return str(merged_dir(_SHIPPED[base]() if base in _SHIPPED else Path(base), folder, name="adapter"))
+    return model
 
 
 def _import_hf() -> Any:

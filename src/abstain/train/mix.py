@@ -48,6 +48,9 @@ class MixConfig:
     pair_twins: bool = field(default=False, metadata={"help": "each twin's original goes in too"})
     themes: tuple[str, ...] = field(default=tuple(THEMES), metadata={"help": "themes of missing-premise rows"})
     operators: tuple[str, ...] = field(default=OPERATORS, metadata={"help": "perturbations, round robin"})
+    depths: tuple[int, ...] = field(default=(2, 3, 4), metadata={"help": "solution-path depths, round robin"})
+    cue_match: bool = field(default=True, metadata={"help": "twins keep their original's numeral count, vague "
+                                                            "words and length (abstain.synth.cue_match)"})
 
     def __post_init__(self) -> None:
         check_seed(self.seed)
@@ -74,13 +77,15 @@ def _missing_premise(cfg: MixConfig, exclude: frozenset[str]) -> Iterator[Item]:
         return
     if not cfg.pair_twins:
         yield from generate_missing_premise(SynthConfig(
-            n=mp, seed=cfg.seed, themes=cfg.themes, operators=cfg.operators,
+            n=mp, seed=cfg.seed, themes=cfg.themes, operators=cfg.operators, cue_match=cfg.cue_match,
+            depths=cfg.depths,
             unanswerable_ratio=cfg.unanswerable_ratio, exclude_questions=exclude))
         return
     problems = mp - twins
     last: list[SynthPair] = []
     rows = generate_missing_premise(SynthConfig(
-        n=problems, seed=cfg.seed, themes=cfg.themes, operators=cfg.operators,
+        n=problems, seed=cfg.seed, themes=cfg.themes, operators=cfg.operators, cue_match=cfg.cue_match,
+        depths=cfg.depths,
         unanswerable_ratio=twins / problems if problems else 0.0, exclude_questions=exclude), on_pair=last.append)
     for row in rows:
         yield row

@@ -60,6 +60,9 @@ class SynthSpec(BaseModel):
     unanswerable_ratio: float = Field(default=0.3, ge=0, le=1, description="share of missing-premise twins")
     hard_ratio: float = Field(default=0.0, ge=0, le=1, description="share of hard (model-uncertainty) items")
     pair_twins: bool = Field(default=False, description="each twin's answerable original goes in too")
+    cue_match: bool = Field(default=True, description="twins keep their original's numeral count, vague words and "
+                            "length (+-10%): no surface shortcut to the label (abstain cues)")
+    depths: tuple[int, ...] = Field(default=(2, 3, 4), description="solution-path depths, round robin (2: easiest)")
 
     @field_validator("seed")
     @classmethod
@@ -78,6 +81,10 @@ class DataSpec(BaseModel):
     synth: SynthSpec | None = Field(default=None, description="certified synthesis")
     limit: int | None = Field(default=None, ge=1, description="a balanced subset of this many items")
     seed: int = Field(default=0, description="seed of the subset")
+    probe: str | None = Field(default=None, description="problems matched to the policy: a probe of it on these "
+                              "items (`abstain probe`: probe.jsonl or its folder); only problems whose answerable "
+                              "original has p_range[0] < p-hat < p_range[1] are kept, each twin with its original")
+    p_range: tuple[float, float] = Field(default=(0.0, 1.0), description="open interval of p-hat to keep (probe)")
 
     @model_validator(mode="after")
     def _one_source(self) -> DataSpec:
@@ -104,7 +111,8 @@ class DataSpec(BaseModel):
 
             items = training_items(MixConfig(n=self.synth.n, seed=self.synth.seed, hard_ratio=self.synth.hard_ratio,
                                              unanswerable_ratio=self.synth.unanswerable_ratio,
-                                             pair_twins=self.synth.pair_twins))
+                                             pair_twins=self.synth.pair_twins, cue_match=self.synth.cue_match,
+                                             depths=self.synth.depths))
             source = f"synth (seed {self.synth.seed})"
         elif self.suite is not None:
             items = load_suite(self.suite).items
@@ -113,9 +121,48 @@ class DataSpec(BaseModel):
             path = Path(os.path.expanduser(self.file or ""))
             items = read_jsonl(path, Item)
             source = str(path)
+        if self.probe is not None:
+            items = matched_to_policy(items, self.probe, self.p_range, source)
         items = select_items(items, self.limit, self.seed) if self.limit else list(items)
         check_not_heldout(items, source)
         return items
+
+
+def _original_key(item: Item) -> str:
+    """The id of the answerable problem an item belongs to: its pair's original, or itself."""
+    extra = item.model_extra or {}
+    pair = extra.get("pair_id") or item.meta.get("pair_id")
+    return f"pair:{pair}" if pair else f"id:{item.id}"
+
+
+def matched_to_policy(items: list[Item], probe: str, p_range: tuple[float, float], source: str) -> list[Item]:
+    """The items whose problem the policy sometimes solves: its answerable original has low < p-hat < high in
+    the probe (twins follow their original); each kept item's ``meta.p_hat`` is its original's p-hat.
+
+    Every problem must have its answerable original in the probe: a missing one is an error naming the item.
+    """
+    from abstain.probe import read_probe
+
+    low, high = p_range
+    if not 0 <= low < high <= 1:
+        raise ValueError(f"data.p_range must satisfy 0 <= low < high <= 1, got {p_range}")
+    p_hat: dict[str, float | None] = {}
+    for row in read_probe(probe):
+        if row.label == "answerable":
+            p_hat[_original_key(row)] = row.p_hat
+            p_hat[f"id:{row.id}"] = row.p_hat
+    kept = []
+    for item in items:
+        key = _original_key(item) if item.label == "unanswerable" else f"id:{item.id}"
+        if key not in p_hat:
+            raise DataError(f"{source}: item {item.id!r}: its answerable original is not in the probe {probe} "
+                            "(probe the answerable items of these problems with `abstain probe`)")
+        value = p_hat[key]
+        if value is not None and low < value < high:
+            kept.append(item.model_copy(update={"meta": {**item.meta, "p_hat": value}}))
+    if not kept:
+        raise DataError(f"{source}: no problem has {low} < p-hat < {high} in the probe {probe}")
+    return kept
 
 
 class LoraSpec(BaseModel):
@@ -201,6 +248,8 @@ class GRPORecipe(Recipe):
     rollout: Literal["transformers", "vllm"] = Field(default="transformers", description="who samples the "
                                                      "completions: TRL's generate, or vLLM fed the policy's weights "
                                                      "every step (abstain.train.rollout)")
+    dynamic_sampling: bool = Field(default=False, description="DAPO-style: drop from the loss every group whose "
+                                   "completions all got the same reward (no learning signal, only dilution)")
 
     @model_validator(mode="after")
     def _check_reward(self) -> GRPORecipe:

@@ -60,6 +60,7 @@ from abstain.schema import JUDGED_FIELDS, Item, Pred, ResponseRow, ScoredRow
 from abstain.scoring import make_scored, score_completions
 
 __all__ = [
+    "FALSE_REFUSAL_DEFAULTS",
     "PRESETS",
     "SCORED_COLUMN",
     "Preset",
@@ -68,6 +69,7 @@ __all__ = [
     "RewardResult",
     "Scored",
     "completion_text",
+    "false_refusal",
     "items_from_columns",
     "make_reward",
     "preset_judge",
@@ -93,8 +95,10 @@ class RewardConfig:
     Attributes:
         judge: the judge, as in evaluation (``JudgeConfig()``: the offline rule judge). Use the judge the
             benchmark will be scored with, so reward and metric agree.
-        false_refusal_penalty: abstain_r1: r_answer of an answerable item the model refuses (the paper's
-            ablation: 0, -0.5, -1).
+        false_refusal_penalty: what abstaining on an answerable item earns, for every preset; ``None``: the
+            preset's own value (:data:`FALSE_REFUSAL_DEFAULTS`: 0 for ternary, ternary_ook, rl_ua, aca and
+            idk_binary, -1 for abstain_r1, whose paper ablates 0, -0.5, -1). Below a wrong answer's value it
+            makes guessing beat abstaining (:func:`reward_profile`).
         format_weight, answer_weight: abstain_r1's weights of r_format and r_answer.
         refusal_reward, clarification_reward: abstain_r1's r_answer of a refused unanswerable item, and what
             a correct clarification adds.
@@ -102,7 +106,7 @@ class RewardConfig:
     """
 
     judge: JudgeConfig = field(default_factory=JudgeConfig)
-    false_refusal_penalty: float = -1.0
+    false_refusal_penalty: float | None = None
     format_weight: float = 1.0
     answer_weight: float = 1.0
     refusal_reward: float = 0.3
@@ -113,8 +117,8 @@ class RewardConfig:
         if isinstance(self.judge, Mapping):  # from a recipe or reward kwargs: JudgeConfig fields
             object.__setattr__(self, "judge", JudgeConfig(**self.judge))
         object.__setattr__(self, "behavior_values", behavior_values(self.behavior_values, "reward"))
-        numbers = (self.false_refusal_penalty, self.format_weight, self.answer_weight, self.refusal_reward,
-                   self.clarification_reward)
+        numbers = (0.0 if self.false_refusal_penalty is None else self.false_refusal_penalty, self.format_weight,
+                   self.answer_weight, self.refusal_reward, self.clarification_reward)
         if not all(math.isfinite(x) for x in numbers):
             raise ValueError("reward settings must be finite numbers")
         if self.format_weight < 0 or self.answer_weight < 0:
@@ -122,6 +126,21 @@ class RewardConfig:
 
 
 ValueFn = Callable[[ScoredRow, RewardConfig], float | None]
+
+#: what each preset gives an abstention on an answerable item when ``false_refusal_penalty`` is not set
+FALSE_REFUSAL_DEFAULTS: Mapping[str, float] = {"ternary": 0.0, "ternary_ook": 0.0, "rl_ua": 0.0, "aca": 0.0,
+                                               "idk_binary": 0.0, "abstain_r1": -1.0}
+
+
+def false_refusal(config: RewardConfig, preset: str) -> float:
+    """The value of abstaining on an answerable item under ``preset`` (the config's penalty, else the preset's)."""
+    if config.false_refusal_penalty is not None:
+        return config.false_refusal_penalty
+    return FALSE_REFUSAL_DEFAULTS[preset]
+
+
+def _abstained_on_answerable(row: ScoredRow) -> bool:
+    return row.label == "answerable" and outcome(row) is Outcome.ABSTAIN
 
 
 @dataclass(frozen=True)
@@ -165,32 +184,38 @@ def preset_judge(spec: str | Mapping[str, float]) -> JudgeConfig:
     return JudgeConfig(**settings)
 
 
-def _fixed(low: float, high: float) -> Callable[[RewardConfig], tuple[float, float]]:
-    return lambda config: (low, high)
+def _fixed(low: float, high: float, preset: str | None = None) -> Callable[[RewardConfig], tuple[float, float]]:
+    """Constant bounds, widened by ``preset``'s false-refusal value when it lies outside them."""
+    if preset is None:
+        return lambda config: (low, high)
+    return lambda config: (min(low, false_refusal(config, preset)), max(high, false_refusal(config, preset)))
 
 
 _TERNARY = {Outcome.CORRECT: 1.0, Outcome.ABSTAIN: 0.0, Outcome.WRONG: -1.0, Outcome.UNSCORED: None}
 
 
-@register_preset("ternary", _fixed(-1, 1), "correct +1, abstention 0, wrong -1 (TruthRL, TIAR)")
+@register_preset("ternary", _fixed(-1, 1, "ternary"), "correct +1, abstention 0, wrong -1 (TruthRL, TIAR)")
 def ternary_value(row: ScoredRow, config: RewardConfig) -> float | None:
+    if _abstained_on_answerable(row):
+        return false_refusal(config, "ternary")
     return _TERNARY[outcome(row)]
 
 
-@register_preset("ternary_ook", _fixed(-1, 1), "as ternary, abstaining on an unanswerable item +1")
+@register_preset("ternary_ook", _fixed(-1, 1, "ternary_ook"),
+                 "as ternary, abstaining on an unanswerable item +1")
 def ternary_ook_value(row: ScoredRow, config: RewardConfig) -> float | None:
     result = outcome(row)
-    if result is Outcome.ABSTAIN and row.label == "unanswerable":
-        return 1.0
+    if result is Outcome.ABSTAIN:
+        return 1.0 if row.label == "unanswerable" else false_refusal(config, "ternary_ook")
     return _TERNARY[result]
 
 
-@register_preset("rl_ua", _fixed(-1, 1), "UA-Bench RL-UA attribution reward")
+@register_preset("rl_ua", _fixed(-1, 1, "rl_ua"), "UA-Bench RL-UA attribution reward")
 def rl_ua_value(row: ScoredRow, config: RewardConfig) -> float | None:
     if row.label == "unanswerable":
         return 1.0 if row.pred == Pred.DATA_UNCERTAIN else -1.0
     if row.pred == Pred.MODEL_UNCERTAIN:
-        return 1.0 if row.category == "hard" else 0.0
+        return 1.0 if row.category == "hard" else false_refusal(config, "rl_ua")
     if row.pred == Pred.DATA_UNCERTAIN:
         return -1.0
     if field_error(row, "correct") or row.correct is None:
@@ -198,17 +223,20 @@ def rl_ua_value(row: ScoredRow, config: RewardConfig) -> float | None:
     return 1.0 if row.correct else -1.0
 
 
-@register_preset("aca", _fixed(-1, 1), "ACA-RL: V(behavior) on unanswerable items, ternary on answerable ones")
+@register_preset("aca", _fixed(-1, 1, "aca"),
+                 "ACA-RL: V(behavior) on unanswerable items, ternary on answerable ones")
 def aca_value(row: ScoredRow, config: RewardConfig) -> float | None:
     if row.label == "unanswerable":
         if row.behavior is None:
             return None  # the behavior judge failed or was turned off: nothing to reward
         return config.behavior_values[Behavior(row.behavior)]
+    if _abstained_on_answerable(row):
+        return false_refusal(config, "aca")
     return _TERNARY[outcome(row)]
 
 
 def _abstain_r1_bounds(config: RewardConfig) -> tuple[float, float]:
-    answers = (config.false_refusal_penalty, 0.0, 1.0, config.refusal_reward,
+    answers = (false_refusal(config, "abstain_r1"), 0.0, 1.0, config.refusal_reward,
                config.refusal_reward + config.clarification_reward)
     low = min(0.0, config.answer_weight * min(answers))
     return low, config.format_weight + config.answer_weight * max(answers)
@@ -246,7 +274,7 @@ def abstain_r1_value(row: ScoredRow, config: RewardConfig) -> float | None:
     r_format = 1.0 if "\\boxed{" in section else 0.0
     if row.label == "answerable":
         if is_refusal(row):
-            r_answer = config.false_refusal_penalty
+            r_answer = false_refusal(config, "abstain_r1")
         elif field_error(row, "correct") or row.correct is None:
             return None
         else:
@@ -260,13 +288,16 @@ def abstain_r1_value(row: ScoredRow, config: RewardConfig) -> float | None:
     return config.format_weight * r_format + config.answer_weight * r_answer
 
 
-@register_preset("idk_binary", _fixed(0, 1), "IDK-RL: answerable correct 1, unanswerable refusal 1, else 0")
+@register_preset("idk_binary", _fixed(0, 1, "idk_binary"),
+                 "IDK-RL: answerable correct 1, unanswerable refusal 1, else 0")
 def idk_binary_value(row: ScoredRow, config: RewardConfig) -> float | None:
     if row.label == "unanswerable":
         return 1.0 if is_refusal(row) else 0.0
     result = outcome(row)
     if result is Outcome.UNSCORED:
         return None
+    if result is Outcome.ABSTAIN:
+        return false_refusal(config, "idk_binary")
     return 1.0 if result is Outcome.CORRECT else 0.0
 
 

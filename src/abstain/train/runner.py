@@ -112,6 +112,7 @@ class TrainResult:
     steps: int
     metrics: Path
     stages: tuple[TrainResult, ...] = ()
+    complete: bool = True  # False: stopped early (``until``) at the checkpoint ``final`` names
 
 
 class TrainRun:
@@ -119,6 +120,7 @@ class TrainRun:
 
     def __init__(self, out: str | os.PathLike[str]) -> None:
         self.path = Path(out)
+        self.until: int | None = None  # stop after this step (see start)
         self.checkpoints = self.path / CHECKPOINTS
         self.final = self.path / FINAL
 
@@ -326,20 +328,51 @@ def build_config(cls: type, values: dict[str, Any]) -> Any:
         raise DataError(f"recipe: {cls.__name__} refused the settings: {exc}") from None
 
 
-def start(recipe: Recipe, out: str, resume: bool) -> tuple[TrainRun, str | None]:
-    """Threads and quiet libraries, the run folder prepared (or checked), and the checkpoint to resume from."""
+def start(recipe: Recipe, out: str, resume: bool, until: int | None = None) -> tuple[TrainRun, str | None]:
+    """Threads and quiet libraries, the run folder prepared (or checked), and the checkpoint to resume from.
+
+    ``until``: stop after that optimizer step with a checkpoint (a part of a long run; ``--resume`` continues it).
+    """
+    if until is not None and until < 1:
+        raise ValueError(f"until must be a step >= 1, got {until}")
     set_threads(recipe.threads)
     run = TrainRun(out)
+    run.until = until
     checkpoint = run.prepare(recipe, resume)
     run.trim_metrics(int(checkpoint.rsplit("-", 1)[-1]) if checkpoint is not None else 0)  # steps redone are logged again
     return run, checkpoint
 
 
 def finish(trainer: Any, run: TrainRun, recipe: Recipe, checkpoint: str | None) -> TrainResult:
-    """Train (from ``checkpoint``), save ``final/`` and say what came out."""
+    """Train (from ``checkpoint``), save ``final/`` and say what came out.
+
+    A run started with ``until`` below its last step stops there with a checkpoint and no ``final/``; its
+    result's ``final`` is that checkpoint and ``complete`` is False.
+    """
+    if run.until is not None:
+        trainer.add_callback(_stop_at(run.until))
     quiet(trainer).train(resume_from_checkpoint=checkpoint)
+    if trainer.state.global_step < trainer.state.max_steps:
+        last = run.last_checkpoint()
+        if last is None:  # pragma: no cover - _stop_at saves before stopping
+            raise RuntimeError(f"{run.path}: stopped at step {trainer.state.global_step} without a checkpoint")
+        return TrainResult(run.path, last, trainer.state.global_step, run.path / METRICS, complete=False)
     final = run.save_final(trainer, recipe)
     return TrainResult(run.path, final, trainer.state.global_step, run.path / METRICS)
+
+
+def _stop_at(step: int) -> Any:
+    """A callback that saves a checkpoint and stops training once ``step`` optimizer steps are done."""
+    from transformers import TrainerCallback
+
+    class StopAt(TrainerCallback):
+        def on_step_end(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
+            if state.global_step >= step and state.global_step < state.max_steps:
+                control.should_save = True
+                control.should_training_stop = True
+            return control
+
+    return StopAt()
 
 
 def set_threads(n: int) -> None:

@@ -42,11 +42,12 @@ def sft_rows(recipe: SFTRecipe) -> list[dict[str, Any]]:
     return [{"prompt": r.prompt, "completion": r.completion} for r in built.rows]
 
 
-def run_sft(recipe: SFTRecipe, out: str, resume: bool = False, progress: ProgressFn | None = None) -> TrainResult:
+def run_sft(recipe: SFTRecipe, out: str, resume: bool = False, progress: ProgressFn | None = None,
+            until: int | None = None) -> TrainResult:
     """Train an :class:`~abstain.train.recipe.SFTRecipe` into the run folder ``out`` (resumable)."""
     from datasets import Dataset
 
-    run, checkpoint = start(recipe, out, resume)
+    run, checkpoint = start(recipe, out, resume, until)
     rows = sft_rows(recipe)
     args = build_config(SFTConfig, training_arguments(
         recipe, run, max_length=recipe.max_length, completion_only_loss=True, packing=False,

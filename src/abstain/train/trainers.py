@@ -39,6 +39,7 @@ def train(
     judge_server: JudgeServer = (None, None),
     rerun_changed: bool = False,
     on_stage: Callable[[str, str], None] | None = None,
+    until: int | None = None,
 ) -> TrainResult:
     """Train ``recipe`` into the run folder ``out`` and say what came out.
 
@@ -46,7 +47,11 @@ def train(
     follows the optimizer steps (for a pipeline: ``progress(stage, kind)`` returns each stage's callback).
     A pipeline resumes by itself; its result is the last stage's, with every stage's in ``stages``.
     ``rerun_changed`` and ``on_stage`` are a pipeline's (see :func:`abstain.train.pipeline.run_pipeline`).
+    ``until`` (not for a pipeline) stops after that step with a checkpoint: a long run trained in parts, each
+    continued with ``resume=True``; the result then has ``complete=False`` and ``final`` is the checkpoint.
     """
+    if until is not None and isinstance(recipe, PipelineRecipe):
+        raise ValueError("until applies to one training run, not a pipeline (run its stages one by one)")
     out = str(out)
     if isinstance(recipe, PipelineRecipe):
         from abstain.train.pipeline import run_pipeline
@@ -60,13 +65,14 @@ def train(
     if isinstance(recipe, GRPORecipe):
         from abstain.train.grpo import run_grpo
 
-        return run_grpo(recipe, out, resume=resume, progress=step_progress, judge_server=judge_server)
+        return run_grpo(recipe, out, resume=resume, progress=step_progress, judge_server=judge_server,
+                        until=until)
     if isinstance(recipe, SFTRecipe):
         from abstain.train.sft import run_sft
 
-        return run_sft(recipe, out, resume=resume, progress=step_progress)
+        return run_sft(recipe, out, resume=resume, progress=step_progress, until=until)
     if isinstance(recipe, DPORecipe):
         from abstain.train.dpo import run_dpo
 
-        return run_dpo(recipe, out, resume=resume, progress=step_progress)
+        return run_dpo(recipe, out, resume=resume, progress=step_progress, until=until)
     raise TypeError(f"not a recipe: {type(recipe).__name__} (load one with abstain.train.load_recipe)")

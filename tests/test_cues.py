@@ -1,0 +1,134 @@
+"""The shortcut audit (abstain cues), within-count discrimination and the cue baselines, on hand-computed files,
+the shipped benchmarks and cue-matched synthesis."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from abstain.cli import app
+from abstain.cues import AuditConfig, audit, best_threshold, numerals, pair_auc, threshold_discrimination
+from abstain.data import load_benchmark
+from abstain.metrics import MetricsConfig, compute_metrics
+from abstain.metrics.within_count import within_count_point
+from abstain.schema import Item, ScoredRow, write_jsonl
+from abstain.synth.missing_premise import make_pair
+from abstain.synth.perturb import OPERATORS
+from abstain.synth.verify import verify_item
+from abstain.train.mix import MixConfig, training_items
+
+#: (id, question, label, refused): numerals by hand in the comment
+HAND = [
+    ("u1", "Tom has 3 apples and some pears. How many fruits?", "unanswerable", True),  # 1: 3
+    ("a1", "Tom has 3 apples and 4 pears. How many fruits?", "answerable", True),  # 2: 3, 4
+    ("u2", "Ann ran 5 km. How far did Ann and Bo run?", "unanswerable", False),  # 1: 5
+    ("a2", "Ann ran 5 km and Bo ran 1,200 m. How far in all?", "answerable", False),  # 2: 5, 1,200
+    ("u3", "A box holds 2.5 kg, 3 kg and 7 kg of a few fruits. How much is left?", "unanswerable", True),  # 3
+    ("a3", "A box holds 2 kg of fruit. How many grams?", "answerable", False),  # 1: 2
+    ("a4", "Cy has 3 cats, 4 dogs and 5 hens. How many animals?", "answerable", False),  # 3: 3, 4, 5
+]
+COUNTS = {"u1": 1, "a1": 2, "u2": 1, "a2": 2, "u3": 3, "a3": 1, "a4": 3}
+
+
+def items() -> list[Item]:
+    return [Item(id=i, question=q, answers=[] if label == "unanswerable" else ["1"], label=label)
+            for i, q, label, _ in HAND]
+
+
+def scored() -> list[ScoredRow]:
+    return [ScoredRow(id=i, question=q, answers=[] if label == "unanswerable" else ["1"], label=label,
+                      response="", model="m", pred="DATA_UNCERTAIN" if refused else "ANSWER",
+                      answer=None if refused else "1", format_ok=True, correct=None if refused else False)
+            for i, q, label, refused in HAND]
+
+
+def test_numerals_follow_the_definition():
+    assert {i.id: len(numerals(i.question)) for i in items()} == COUNTS
+    assert numerals("1,200.5 and 3.0, then 7.") == ["1,200.5", "3.0", "7"]
+
+
+def test_number_count_auc_and_the_cue_baselines_by_hand():
+    counts = [COUNTS[i.id] for i in items()]
+    labels = [i.label for i in items()]
+    # U counts [1, 1, 3], A counts [2, 2, 1, 3]: over the 12 (U, A) pairs, U states fewer numbers in
+    # 3 + 3 (u1, u2 vs a1, a2, a4) + 0 (u3) = 6 pairs, ties (1 vs a3: twice; 3 vs a4: once) count 1/2 -> 7.5 / 12
+    assert pair_auc([-c for c in counts], labels) == pytest.approx(7.5 / 12)
+    # refuse iff <= 2 numbers: U 2/3 refused, A 3/4 -> -1/12; t = 1: U 2/3, A 1/4 -> 5/12 (the best)
+    assert threshold_discrimination(counts, labels, 2) == pytest.approx(2 / 3 - 3 / 4)
+    assert best_threshold(counts, labels) == (1, round(2 / 3 - 1 / 4, 4))
+    report = audit(items(), AuditConfig(resamples=200))
+    block = report["all"]
+    assert block["number_count_auc"] == round(7.5 / 12, 4)
+    assert block["n_answerable"] == 4 and block["n_unanswerable"] == 3
+    assert block["mean_numerals"] == {"answerable": 2.0, "unanswerable": round(5 / 3, 4)}
+    # vague words: "some" in u1, "a few" in u3, none in answerable questions
+    assert block["vague_words"]["some"] == {"answerable": 0.0, "unanswerable": round(1 / 3, 4)}
+    assert block["vague_auc"] == round((4 + 4 + 0.5 * 4) / 12, 4)  # u1, u3 beat all 4; u2 ties all 4
+    low, high = block["number_count_auc_ci"]
+    assert low <= block["number_count_auc"] <= high
+
+
+def test_within_count_discrimination_by_hand():
+    rows = scored()
+    # bin <= 2: u1, u2 | a1, a2, a3 -> U-Ref 1/2, A-FU 1/3, weight min(3, 2) = 2;
+    # bin 3-4: u3 | a4 -> U-Ref 1, A-FU 0, weight 1; no bin >= 5
+    want = (2 * (1 / 2 - 1 / 3) + 1 * (1 - 0)) / 3
+    assert within_count_point(rows) == pytest.approx(want)
+    metrics = compute_metrics(rows, MetricsConfig(resamples=300))
+    assert metrics["r1.discrimination_within_count"] == pytest.approx(want)
+    assert metrics["r1.discrimination"] == pytest.approx(2 / 3 - 1 / 4)
+    low, high = metrics["r1.discrimination_within_count_ci"]
+    assert -1 <= low <= high <= 1
+    assert metrics["cue.le2_discrimination"] == pytest.approx(2 / 3 - 3 / 4, abs=1e-4)
+    assert metrics["cue.best_threshold"] == 1
+    # undefined when no bin holds both labels
+    assert within_count_point([r for r in rows if r.id in ("u1", "u2", "a4")]) is None
+
+
+def test_the_shortcut_on_real_benchmarks_and_the_cli(tmp_path):
+    pairs = load_benchmark("mip_gsm8k")[:120]  # 60 MiP-GSM8K twins, each after its GSM8K original
+    assert sum(i.label == "unanswerable" for i in pairs) == 60
+    path = tmp_path / "mip.jsonl"
+    write_jsonl(path, pairs)
+    out = tmp_path / "cues.json"
+    result = CliRunner().invoke(app, ["cues", str(path), "--json", str(out), "--resamples", "200"],
+                                env={"COLUMNS": "250"})
+    assert result.exit_code == 0, result.output
+    report = json.loads(out.read_text())
+    assert report["source"] == str(path) and set(report) == {"source", "all", "by_dataset"}
+    block = report["all"]
+    # a twin that deleted a number states fewer of them: the numeral count alone separates these labels
+    assert block["number_count_auc"] > 0.65 and block["number_count_auc_ci"][0] > 0.5
+    assert block["logistic_auc"] > 0.7
+    assert block["cue_le2_discrimination"] > 0.2
+    assert "numerals AUC" in result.output
+    bad = CliRunner().invoke(app, ["cues", str(path), "--suite", "quick"])
+    assert bad.exit_code == 2 and "exactly one of FILE, --suite or --recipe" in bad.output
+
+
+@pytest.mark.parametrize("operator", OPERATORS)
+def test_cue_matched_twins_keep_numerals_vague_words_and_length_and_stay_certified(operator):
+    from abstain.cues import numeral_count, vague_count
+
+    for index in range(12):
+        pair = make_pair(seed=5, index=index, operator=operator, depth=2 + index % 3, cue_match=True)
+        a, u = pair.original, pair.twin
+        assert numeral_count(a.question) == numeral_count(u.question), (a.question, u.question)
+        assert vague_count(a.question) == vague_count(u.question), (a.question, u.question)
+        assert abs(len(u.question) - len(a.question)) <= 0.1 * len(a.question)
+        assert a.meta["cue_filler"] in a.question and u.meta["cue_filler"] in u.question
+        # the independent sympy check: the original answerable, the twin unanswerable, fillers included
+        assert verify_item(a.model_dump()) == [] and verify_item(u.model_dump()) == []
+    plain = make_pair(seed=5, index=0, operator=operator)
+    assert "cue_filler" not in plain.twin.meta  # without the option the output is what it always was
+
+
+def test_the_cue_matched_training_mix_passes_its_own_audit():
+    mixed = training_items(MixConfig(n=400, seed=21, unanswerable_ratio=0.35, hard_ratio=0.1, pair_twins=True))
+    block = audit(mixed, AuditConfig(resamples=0))["all"]
+    assert 0.45 <= block["number_count_auc"] <= 0.55 and block["logistic_auc"] <= 0.60
+    plain = training_items(MixConfig(n=400, seed=21, unanswerable_ratio=0.35, hard_ratio=0.1, pair_twins=True,
+                                     cue_match=False))
+    assert audit(plain, AuditConfig(resamples=0))["all"]["number_count_auc"] > 0.58  # what cue matching removes
