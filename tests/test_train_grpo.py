@@ -224,6 +224,10 @@ def test_the_tiny_recipe_runs_end_to_end_resumes_and_evaluates(tmp_path, bundled
     assert [row["step"] for row in rows] == [1, 2] and all("abstain/abstain" in row for row in rows)
     assert json.loads((out / "final" / "abstain_train.json").read_text())["steps"] == 2
     assert load_recipe(str(out / "recipe.yaml")).model_dump() == load_recipe("tiny-grpo").model_dump()
+    # the reward's always-abstain margin on this mix (ternary, half unanswerable: always-abstain is optimal)
+    profile = json.loads((out / "reward_profile.json").read_text())
+    assert profile["unanswerable_share"] == 0.5 and profile["p_star"] == 0.5
+    assert profile["break_even_p"] == pytest.approx(1.0) and "always-abstain is optimal" in r.output
 
     # a rerun into the same folder is refused without --resume; with another recipe always
     r = runner.invoke(app, ["train", "grpo", "--recipe", "tiny-grpo", "--out", str(out)])

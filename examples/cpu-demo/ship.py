@@ -2,10 +2,15 @@
 
     python examples/cpu-demo/ship.py runs/cpu-demo runs/cpu-demo/eval --stage grpo --arm sft-grpo-tiar
     python examples/cpu-demo/ship.py runs/cpu-demo runs/cpu-demo/eval --stage sft --arm sft
+    python examples/cpu-demo/ship.py runs/ablation runs/final/eval --stage grpo --arm grpo \
+        --folder sft=runs/ablation/sft-cue --folder grpo=runs/ablation/grpo-cue-idk-dson
 
 Reads the pipeline folder (``--stage``: the stage whose adapter is shipped, with ``recipe.yaml`` and
-``versions.json``; every stage up to it is described on the card) and the evaluation folders of
-``compare.sh`` (``base`` and ``--arm``) for the measured numbers the card states. ``--out`` defaults to
+``versions.json``; every stage up to it is described on the card; ``--folder STAGE=DIR`` when a stage was
+trained in another folder, e.g. by the ablation) and the evaluation folders of the final comparison (``base``
+and ``--arm``) for the measured numbers the card states, beside the numeral-count shortcut's own score
+(``cue.le2_discrimination``). The card also states the shortcut audit of each stage's training data
+(:func:`abstain.cues.audit`, as ``abstain cues --recipe`` prints it). ``--out`` defaults to
 ``src/abstain/data/models/bundled-abstain``.
 """
 
@@ -20,7 +25,7 @@ import yaml
 from abstain.train.runner import export_adapter
 from table import cell, load  # the sibling script
 
-KEYS = ("r1.u_ref", "r1.a_fu", "r1.discrimination", "r1.a_acc", "ab.f1")
+KEYS = ("r1.u_ref", "r1.a_fu", "r1.discrimination", "r1.discrimination_within_count", "r1.a_acc", "ab.f1")
 STAGES = ("sft", "grpo")
 SFT_ONLY = (
     "The pipeline's GRPO-TIAR stage is not in this adapter. On this 135M model, which solves few problems,",
@@ -47,10 +52,27 @@ def _stage_line(name: str, recipe: dict) -> str:
     return f"- stage **{name}**: {what}."
 
 
-def card(pipeline: Path, evals: Path, stage: str, arm: str) -> str:
+def _audit_line(name: str, folder: Path) -> str:
+    """The shortcut audit of a stage's training data (its recipe's data, drawn again)."""
+    from abstain.cues import AuditConfig, audit
+    from abstain.train.recipe import load_recipe
+
+    block = audit(load_recipe(str(folder / "recipe.yaml")).data.load(), AuditConfig(resamples=1000))["all"]
+
+    def fig(key: str) -> str:
+        ci = block[f"{key}_ci"]
+        return f"{block[key]:.2f}" + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+
+    return (f"- stage **{name}** data ({block['n_answerable']} answerable / {block['n_unanswerable']} unanswerable): "
+            f"numeral-count AUC {fig('number_count_auc')}, length AUC {fig('length_auc')}, vague-words AUC "
+            f"{fig('vague_auc')}, logistic AUC on all surface features {fig('logistic_auc')}.")
+
+
+def card(pipeline: Path, evals: Path, stage: str, arm: str, folders: dict[str, Path] | None = None) -> str:
     stages = STAGES[: STAGES.index(stage) + 1]
-    recipes = {s: yaml.safe_load((pipeline / s / "recipe.yaml").read_text()) for s in stages}
-    versions = json.loads((pipeline / stage / "versions.json").read_text())
+    where = {s: (folders or {}).get(s, pipeline / s) for s in stages}
+    recipes = {s: yaml.safe_load((where[s] / "recipe.yaml").read_text()) for s in stages}
+    versions = json.loads((where[stage] / "versions.json").read_text())
     lines = [
         "# bundled-abstain: SmolLM2-135M-Instruct + the cpu-demo LoRA adapter", "",
         "A LoRA adapter (r 16, alpha 32, every linear layer; float16) for the bundled SmolLM2-135M-Instruct,",
@@ -60,6 +82,10 @@ def card(pipeline: Path, evals: Path, stage: str, arm: str) -> str:
         "",
         "**Stages and data seeds.**", "",
         *(_stage_line(s, recipes[s]) for s in stages),
+        "",
+        "**Shortcut audit of the training data** (`abstain cues --recipe`; 0.5 = the surface cue says nothing about",
+        "the label; 95% cluster-bootstrap CIs):", "",
+        *(_audit_line(s, where[s]) for s in stages),
         "",
         *(SFT_ONLY if stage == "sft" else ()),
         "The held-out benchmark's seed (90417) and its questions are refused as training data; validation used",
@@ -81,6 +107,11 @@ def card(pipeline: Path, evals: Path, stage: str, arm: str) -> str:
         lines.append(_row(f"{name}, all {n} items", block))
         for bench, block in metrics["by_benchmark"][protocol].items():
             lines.append(_row(f"{name}, {bench}", block))
+    metrics, protocol = load(evals / arm)
+    shortcut = [("all", metrics["protocols"][protocol]), *metrics["by_benchmark"][protocol].items()]
+    lines += ["", "The numeral-count shortcut on the same items (`cue.le2_discrimination`: the discrimination of the",
+              "rule \"refuse iff the question states <= 2 numbers\", no model): " + ", ".join(
+                  f"{bench} {cell(block, 'cue.le2_discrimination', signed=True)}" for bench, block in shortcut) + "."]
     lines += [
         "", "**Limits.** A 135M model: its arithmetic is weak and it abstains by pattern more than by",
         "understanding; see docs/experiments/cpu-demo.md for what transfers out of distribution and what does",
@@ -88,7 +119,7 @@ def card(pipeline: Path, evals: Path, stage: str, arm: str) -> str:
         "## The recipes", "",
     ]
     for s in stages:
-        lines += [f"{s} stage:", "", "```yaml", (pipeline / s / "recipe.yaml").read_text().rstrip(), "```", ""]
+        lines += [f"{s} stage:", "", "```yaml", (where[s] / "recipe.yaml").read_text().rstrip(), "```", ""]
     return "\n".join(lines)
 
 
@@ -99,9 +130,12 @@ def main() -> None:
     parser.add_argument("--stage", choices=STAGES, default="grpo")
     parser.add_argument("--arm", default="sft-grpo-tiar", help="the evaluation folder of the shipped model")
     parser.add_argument("--out", type=Path, default=Path("src/abstain/data/models/bundled-abstain"))
+    parser.add_argument("--folder", action="append", default=[], metavar="STAGE=DIR",
+                        help="a stage trained outside the pipeline folder")
     args = parser.parse_args()
-    target = export_adapter(str(args.pipeline / args.stage), args.out,
-                            card(args.pipeline, args.evals, args.stage, args.arm))
+    folders = {k: Path(v) for k, _, v in (f.partition("=") for f in args.folder)}
+    target = export_adapter(str(folders.get(args.stage, args.pipeline / args.stage)), args.out,
+                            card(args.pipeline, args.evals, args.stage, args.arm, folders))
     size = (target / "adapter_model.safetensors").stat().st_size
     print(f"{target}: adapter {size / 2**20:.2f} MB")
 

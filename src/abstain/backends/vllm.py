@@ -137,6 +137,22 @@ def _import_vllm() -> Any:
     return vllm
 
 
+def unavailable_reason() -> str | None:
+    """Why ``vllm:`` cannot run here (not installed, or a CPU without AVX2), or None when it can.
+
+    Example:
+        >>> reason = unavailable_reason()
+        >>> reason is None or "vllm" in reason.lower()
+        True
+    """
+    try:
+        _import_vllm()
+        _check_cpu("float32")
+    except MissingDependencyError as exc:
+        return str(exc)
+    return None
+
+
 def sample_requests(prompts: Sequence[list[Message]], config: GenerationConfig) -> list[tuple[int, int, int]]:
     """The (prompt index, sample index, seed) of every request: one per sample, or one per prompt when greedy.
 

@@ -1,0 +1,72 @@
+"""The data levers of a GRPO recipe, without a model: problems matched to the policy by a probe, synthesis depths,
+cue matching in the training mix."""
+
+from __future__ import annotations
+
+import pytest
+
+from abstain.probe import PROBE, ProbeRow
+from abstain.schema import DataError, Item, write_jsonl
+from abstain.train.recipe import DataSpec
+
+
+def _pairs(n: int) -> list[Item]:
+    items = []
+    for i in range(n):
+        pair = {"pair_id": f"p{i}"}
+        items.append(Item(id=f"p{i}-a", question=f"Tom has {i + 3} apples. How many?", answers=[str(i + 3)],
+                          label="answerable", meta=pair))
+        items.append(Item(id=f"p{i}-u", question="Tom has some apples. How many?", answers=[], label="unanswerable",
+                          meta=pair))
+    return items
+
+
+def _probe(folder, p_hats: dict[str, float | None]) -> None:
+    rows = []
+    for item in _pairs(len(p_hats)):
+        if item.label != "answerable":
+            continue
+        p = p_hats[item.id]
+        rows.append(ProbeRow(**item.model_dump(), model="m", protocol="idk", k=4, n_judged=4,
+                             n_correct=0 if p is None else round(4 * p), p_hat=p, ook=p == 0, samples=[]))
+    folder.mkdir()
+    write_jsonl(folder / PROBE, rows)
+
+
+def test_problems_matched_to_the_policy_keep_twins_with_their_original(tmp_path):
+    items = tmp_path / "items.jsonl"
+    write_jsonl(items, _pairs(4))
+    _probe(tmp_path / "probe", {"p0-a": 0.0, "p1-a": 0.25, "p2-a": 1.0, "p3-a": 0.75})
+    kept = DataSpec(file=str(items), probe=str(tmp_path / "probe")).load()
+    # 0 < p-hat < 1: problems 1 and 3, each original with its twin, p-hat recorded on both
+    assert [(i.id, i.meta["p_hat"]) for i in kept] == [("p1-a", 0.25), ("p1-u", 0.25), ("p3-a", 0.75), ("p3-u", 0.75)]
+    narrow = DataSpec(file=str(items), probe=str(tmp_path / "probe"), p_range=(0.5, 1.0)).load()
+    assert [i.id for i in narrow] == ["p3-a", "p3-u"]
+
+
+def test_a_problem_missing_from_the_probe_is_an_error_naming_the_item(tmp_path):
+    items = tmp_path / "items.jsonl"
+    write_jsonl(items, _pairs(3))
+    _probe(tmp_path / "probe", {"p0-a": 0.5, "p1-a": 0.5})
+    rows = [line for line in (tmp_path / "probe" / PROBE).read_text().splitlines()]
+    (tmp_path / "probe" / PROBE).write_text("\n".join(rows[:1]) + "\n")  # p1 is not probed
+    with pytest.raises(DataError, match="item 'p1-a'.*not in the probe"):
+        DataSpec(file=str(items), probe=str(tmp_path / "probe")).load()
+    with pytest.raises(ValueError, match="p_range"):
+        DataSpec(file=str(items), probe=str(tmp_path / "probe"), p_range=(0.5, 0.5)).load()
+
+
+def test_synthesis_depths_and_cue_matching_reach_the_training_mix():
+    from abstain.cues import numeral_count
+    from abstain.train.recipe import SynthSpec
+
+    spec = DataSpec(synth=SynthSpec(n=24, seed=5, unanswerable_ratio=0.5, pair_twins=True, depths=(2,)))
+    items = spec.load()
+    assert {i.model_extra["depth"] for i in items} == {2}
+    by_pair: dict[str, list[Item]] = {}
+    for item in items:
+        by_pair.setdefault(item.meta["pair_id"], []).append(item)
+    pairs = [group for group in by_pair.values() if len(group) == 2]
+    assert pairs and all(numeral_count(a.question) == numeral_count(u.question) for a, u in pairs)
+    plain = DataSpec(synth=SynthSpec(n=24, seed=5, unanswerable_ratio=0.5, pair_twins=True, cue_match=False)).load()
+    assert not any("cue_filler" in i.meta for i in plain) and all("cue_filler" in i.meta for i in items)
