@@ -68,7 +68,7 @@ install: $(STAMP)
 install-server: $(SERVER)
 install-vllm: $(VLLM)
 
-# vLLM's CPU engine makes the demo's generation ~3.7x faster here (docs/evaluation.md#make-demo)
+# vLLM's CPU engine makes the demo's generation ~3.9x faster here (docs/evaluation.md#make-demo)
 demo: $(VLLM)
 	$(PY) -m abstain.demo
 

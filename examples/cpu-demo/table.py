@@ -2,9 +2,11 @@
 
     python examples/cpu-demo/table.py runs/cpu-demo/eval base base-fewshot sft sft-grpo-ternary sft-grpo-tiar sft-grpo-coupled
 
-One row per (benchmark, arm): ab.f1, r1.u_ref, r1.a_fu, the discrimination U-Ref - A-FU, r1.a_acc (95% CIs)
-and the ACA behavior distribution of the unanswerable rows; the first arm's discrimination is the baseline of
-the "Δ disc." column.
+One row per (benchmark, arm): ab.f1, r1.u_ref, r1.a_fu, the discrimination U-Ref - A-FU, the discrimination
+within numeral-count bins, r1.a_acc (95% CIs) and the ACA behavior distribution of the unanswerable rows; the
+first arm's discrimination is the baseline of the "Δ disc." column. After each benchmark's arms, the cue
+baseline: the discrimination of the rule "refuse iff <= 2 numerals" on the same items (and of the best
+threshold t, in the last column).
 """
 
 from __future__ import annotations
@@ -14,7 +16,8 @@ import sys
 from pathlib import Path
 
 KEYS = (("ab.f1", "AB F1"), ("r1.u_ref", "U-Ref"), ("r1.a_fu", "A-FU"), ("r1.discrimination", "disc."),
-        ("r1.a_acc", "A-Acc"))
+        ("r1.discrimination_within_count", "within-count disc."), ("r1.a_acc", "A-Acc"))
+SIGNED = ("r1.discrimination", "r1.discrimination_within_count", "cue.le2_discrimination", "cue.best_discrimination")
 BEHAVIORS = ("SH", "EA", "ABS", "COND", "ELICIT")
 ORDER = ("heldout", "umwp", "mip_gsm8k", "treecut", "selfaware")
 
@@ -24,7 +27,7 @@ def cell(block: dict, key: str, signed: bool | None = None) -> str:
     value, ci = block.get(key), block.get(f"{key}_ci")
     if value is None:
         return "—"
-    f = "+.2f" if (key == "r1.discrimination" if signed is None else signed) else ".2f"
+    f = "+.2f" if (key in SIGNED if signed is None else signed) else ".2f"
     return f"{value:{f}} [{ci[0]:{f}}, {ci[1]:{f}}]" if ci else f"{value:{f}}"
 
 
@@ -51,6 +54,13 @@ def main(folder: str, arms: list[str]) -> None:
             delta = "" if arm == arms[0] or disc is None else f"{disc - base:+.2f}"
             dist = "/".join(f"{(block.get(f'aca.dist.{b}') or 0):.2f}" for b in BEHAVIORS)
             print("| " + " | ".join([bench, arm, *(cell(block, k) for k, _ in KEYS), delta, dist]) + " |")
+        # the numeral-count shortcut on the same items: no model (the first arm's items; every arm has the same)
+        m = metrics[arms[0]]
+        block = m["protocols"][protocol] if bench == "all" else m["by_benchmark"][protocol][bench]
+        rule = [cell(block, "cue.le2_discrimination"),
+                f"best t = {block.get('cue.best_threshold')}: {cell(block, 'cue.best_discrimination')}"]
+        print("| " + " | ".join([bench, "*rule: refuse iff <= 2 numerals*", "", "", "", rule[0], "", "", "", rule[1]])
+              + " |")
 
 
 if __name__ == "__main__":

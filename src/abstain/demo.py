@@ -27,7 +27,7 @@ DEMO_ARGS = (
 )
 #: (label, model spec) of the two runs
 MODELS = (("base", "bundled"), ("trained", "bundled-abstain"))
-#: vLLM's engine in eager mode: the same greedy text as transformers, ~3.7x its tokens/s on 2 cores, 10 s to start
+#: vLLM's engine in eager mode: the same greedy text as transformers, ~3.9x its tokens/s on 2 cores, 9 s to start
 VLLM_ARGS = ("--backend-option", "eager=true")
 
 

@@ -323,8 +323,8 @@ def _report_margin(reward: RewardFunction, items: list[Any], folder: Any) -> Non
 
     try:
         profile = reward_profile(reward)
-    except ValueError as exc:  # a reward the canonical completions cannot score (e.g. an LLM judge offline)
-        log.warning("no reward profile: %s", exc)
+    except Exception as exc:  # noqa: BLE001 - e.g. an LLM judge that cannot be reached: training goes on
+        log.warning("no reward profile (%s: %s)", type(exc).__name__, exc)
         return
     u = sum(item.label == "unanswerable" for item in items) / max(len(items), 1)
     probed = [item.meta["p_hat"] for item in items if item.label == "answerable" and "p_hat" in item.meta]

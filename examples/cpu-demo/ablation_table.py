@@ -1,0 +1,57 @@
+"""The validation table of the shortcut ablation (docs/experiments/shortcut.md) from its evaluation folders.
+
+    python examples/cpu-demo/ablation_table.py runs/ablation base sft-plain sft-cue grpo-cue-idk-dson-10 ...
+
+One row per arm (a folder under ``<ablation>/val-eval``): on the cue-matched half of the validation split
+(``val-cue``: the numeral count says nothing there) the discrimination U-Ref - A-FU, U-Ref and A-FU; on the
+plain half (``val-plain``) the within-count discrimination and the discrimination; over both the boxed share,
+A-Acc and the answerable-refusal rate (A-FU). For a GRPO arm, from its ``metrics.jsonl``: the share of the
+last logged step's completions that abstained, and the mean over its steps of the share of groups whose
+rewards were all equal (TRL's ``frac_reward_zero_std``: no learning signal).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from table import cell, load  # the sibling script
+
+
+def _training(run: Path, step: int | None) -> tuple[str, str]:
+    """(abstention share at the last logged step, mean share of groups whose rewards were all equal)."""
+    path = run / "metrics.jsonl"
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()] if path.exists() else []
+    rows = [r for r in rows if "abstain/abstain" in r and (step is None or r["step"] <= step)]
+    if not rows:
+        return "—", "—"
+    uniform = [r["frac_reward_zero_std"] for r in rows if r.get("frac_reward_zero_std") is not None]
+    return (f"{rows[-1]['abstain/abstain']:.2f} (step {rows[-1]['step']})",
+            f"{sum(uniform) / len(uniform):.2f}" if uniform else "—")
+
+
+def main(folder: str, arms: list[str]) -> None:
+    root = Path(folder)
+    header = ["arm", "val-cue disc.", "val-cue U-Ref", "val-cue A-FU", "val-plain within-count", "val-plain disc.",
+              "boxed", "A-Acc", "A-FU (all)", "abstained at last step", "groups with equal rewards"]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for arm in arms:
+        metrics, protocol = load(root / "val-eval" / arm)
+        whole = metrics["protocols"][protocol]
+        cue = metrics["by_benchmark"][protocol]["val-cue"]
+        plain = metrics["by_benchmark"][protocol]["val-plain"]
+        scored = [json.loads(line) for line in (root / "val-eval" / arm / "scored.jsonl").read_text().splitlines()]
+        boxed = sum(r["format_ok"] for r in scored) / len(scored)
+        name, _, step = arm.rpartition("-")
+        run = root / name if step.isdigit() else root / arm
+        abstained, uniform = _training(run, int(step) if step.isdigit() else None)
+        print("| " + " | ".join([
+            arm, cell(cue, "r1.discrimination"), cell(cue, "r1.u_ref"), cell(cue, "r1.a_fu"),
+            cell(plain, "r1.discrimination_within_count"), cell(plain, "r1.discrimination"), f"{boxed:.2f}",
+            cell(whole, "r1.a_acc"), cell(whole, "r1.a_fu"), abstained, uniform]) + " |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], sys.argv[2:])
