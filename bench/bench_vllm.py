@@ -5,12 +5,17 @@ evaluation, ``bundled`` (transformers, batch 16) then ``vllm:bundled`` float32 (
 eager and bfloat16; tokens/s is read from each run's ``timing.json`` (generation only: the engine's start
 is reported apart), and the greedy texts are compared with the ``bundled`` run's. Goal: float32 >= 2.5x.
 
-``grpo``: the cpu-demo GRPO stage (16 completions <= 160 tokens per step, on the shipped adapter) for two
-steps with ``rollout: transformers`` and with ``rollout: vllm``; the second step's time counts (the first
-includes one-time costs), split into generation (``_generate_single_turn``: for vLLM the weight push too) and
-the rest (scoring, log-probabilities, the optimizer step). Goal: vLLM step <= 0.5x.
+``grpo``: the cpu-demo GRPO stage (16 completions <= 160 tokens per step, on the shipped adapter) for
+``--steps`` steps three ways: ``before`` (TRL's generate and TRL's own LM head, which on a CPU projects every
+position: the step as it was before ``rollout: vllm`` and :mod:`abstain.train.lm_head`), then
+``rollout: transformers`` and ``rollout: vllm`` as shipped; the mean of every step but the
+first (which includes one-time costs) counts, split into generation (``_generate_single_turn``: for vLLM the
+weight push too) and the rest (scoring, log-probabilities, the optimizer step). The two rollouts sample
+different completions, so the training computation differs with their lengths (``mean_completion_tokens``,
+per step, from TRL's metrics). Goal: vLLM step <= 0.5x
+(``ratio_vllm_vs_transformers``, the same head; ``ratio_vllm_vs_before`` against the step before).
 
-    python bench/bench_vllm.py [eval] [grpo] [--prompts 64] [--tokens 128]
+    python bench/bench_vllm.py [eval] [grpo] [--prompts 64] [--tokens 128] [--steps 4]
 """
 
 from __future__ import annotations
@@ -21,6 +26,8 @@ import os
 import platform
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from _results import report  # bench/_results.py
@@ -55,7 +62,18 @@ def bench_eval(prompts: int, tokens: int, folder: Path) -> dict:
     return out
 
 
-def bench_grpo(folder: Path) -> dict:
+@contextmanager
+def _no_compact() -> Iterator[bool]:
+    yield False
+
+
+def _mean_lengths(run: Path) -> list[float]:
+    """TRL's ``completions/mean_length`` of every step (the training computation grows with it)."""
+    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines() if line.strip()]
+    return [round(r["completions/mean_length"], 1) for r in rows if "completions/mean_length" in r]
+
+
+def bench_grpo(folder: Path, steps: int) -> dict:
     from transformers import TrainerCallback
 
     from abstain.backends.adapted import bundled_abstain_adapter
@@ -92,19 +110,31 @@ def bench_grpo(folder: Path) -> dict:
         self.add_callback(timers[self.args.rollout])
 
     AbstainGRPOTrainer.__init__ = with_timer  # type: ignore[method-assign]
+    import abstain.train.runner as runner
+
+    compact = runner.compact_lm_head
     out: dict = {}
-    for rollout in ("transformers", "vllm"):
+    # "before": TRL's generate with TRL's own LM head (every position projected on a CPU): the step before
+    # rollout: vllm and abstain.train.lm_head; then each rollout with the compact head, as shipped
+    for label, rollout, head in (("before", "transformers", False), ("transformers", "transformers", True),
+                                 ("vllm", "vllm", True)):
         timers[rollout] = Timer()
         generation.clear()
-        recipe = load_recipe("cpu-demo-grpo", [f"adapter={bundled_abstain_adapter()}", "steps=2", "save_steps=100",
-                                               f"rollout={rollout}"])
+        runner.compact_lm_head = compact if head else _no_compact  # type: ignore[assignment]
+        recipe = load_recipe("cpu-demo-grpo", [f"adapter={bundled_abstain_adapter()}", f"steps={steps}",
+                                               "save_steps=100", f"rollout={rollout}"])
         start = time.perf_counter()
-        train(recipe, folder / rollout)
-        step, gen = timers[rollout].steps[-1], generation[-1]
-        out[rollout] = {"step_s": round(step, 1), "generation_s": round(gen, 1), "rest_s": round(step - gen, 1),
-                        "generation_share": round(gen / step, 2), "first_step_s": round(timers[rollout].steps[0], 1),
-                        "run_s": round(time.perf_counter() - start, 1)}
+        train(recipe, folder / label)
+        later = timers[rollout].steps[1:]  # the first step includes one-time costs
+        step, gen = sum(later) / len(later), sum(generation[1:]) / len(later)
+        out[label] = {"step_s": round(step, 1), "generation_s": round(gen, 1), "rest_s": round(step - gen, 1),
+                      "generation_share": round(gen / step, 2), "first_step_s": round(timers[rollout].steps[0], 1),
+                      "steps_s": [round(s, 1) for s in timers[rollout].steps],
+                      "mean_completion_tokens": _mean_lengths(folder / label),
+                      "run_s": round(time.perf_counter() - start, 1)}
+    runner.compact_lm_head = compact  # type: ignore[assignment]
     out["ratio_vllm_vs_transformers"] = round(out["vllm"]["step_s"] / out["transformers"]["step_s"], 2)
+    out["ratio_vllm_vs_before"] = round(out["vllm"]["step_s"] / out["before"]["step_s"], 2)
     out["goal_ratio"] = 0.5
     return out
 
@@ -114,6 +144,7 @@ def main() -> None:
     parser.add_argument("parts", nargs="*", help="eval and/or grpo (default: both)")
     parser.add_argument("--prompts", type=int, default=64)
     parser.add_argument("--tokens", type=int, default=128)
+    parser.add_argument("--steps", type=int, default=4, help="grpo: steps per rollout (the first is not counted)")
     args = parser.parse_args()
     args.parts = args.parts or ["eval", "grpo"]
     if set(args.parts) - {"eval", "grpo"}:
@@ -128,7 +159,7 @@ def main() -> None:
             result["eval"] = bench_eval(args.prompts, args.tokens, Path(tmp) / "eval")
             print(json.dumps(result["eval"], indent=2), flush=True)
         if "grpo" in args.parts:
-            result["grpo"] = bench_grpo(Path(tmp) / "grpo")
+            result["grpo"] = bench_grpo(Path(tmp) / "grpo", args.steps)
     report("vllm", result)
 
 

@@ -40,7 +40,8 @@ adapter_of() { [ "$1" = plain ] && echo "$OUT/round1-adapter" || echo "$OUT/sft-
 # (the ablation's fixed budget) and validated at that checkpoint; the arm validation picks is continued
 # with --resume (bit-identical to an uninterrupted run). Levers on top of an arm:
 #   tiar:   advantage tiar, lambda 0.3 (TruthRL's)     depth2: only depth-2 problems (easier: higher p)
-#   stable: the papers' lr 1e-6 and KL 0.001
+#   stable: the papers' lr 1e-6 and KL 0.001           pen45:  false_refusal_penalty -0.45 (a smaller margin)
+#   pairs:  each twin's original in the GRPO data too (contrastive pairs)
 grpo() {
   local data=$1 reward=$2 ds=$3; shift 3
   local name="grpo-$data-$reward-ds$ds" cue=false
@@ -60,6 +61,8 @@ grpo() {
       tiar) sets+=(--set advantage=tiar --set tiar_lambda=0.3) ;;
       depth2) sets+=(--set "data.synth.depths=[2]") ;;
       stable) sets+=(--set learning_rate=1.0e-6 --set beta=0.001) ;;
+      pen45) sets+=(--set "reward_config={false_refusal_penalty: -0.45}") ;;
+      pairs) sets+=(--set data.synth.pair_twins=true) ;;
       *) echo "unknown lever $lever" >&2; exit 2 ;;
     esac
   done

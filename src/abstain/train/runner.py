@@ -37,6 +37,7 @@ import yaml
 
 from abstain.runs import RunDir
 from abstain.schema import DataError, read_lines, write_json, write_text
+from abstain.train.lm_head import compact_lm_head
 from abstain.train.recipe import Recipe
 
 __all__ = ["CHECKPOINTS", "FINAL", "FINISHED", "METRICS", "ProgressFn", "TrainResult", "TrainRun", "adapter_dir",
@@ -351,7 +352,8 @@ def finish(trainer: Any, run: TrainRun, recipe: Recipe, checkpoint: str | None) 
     """
     if run.until is not None:
         trainer.add_callback(_stop_at(run.until))
-    quiet(trainer).train(resume_from_checkpoint=checkpoint)
+    with compact_lm_head():  # on a CPU, TRL's LM head projects only the completion (abstain.train.lm_head)
+        quiet(trainer).train(resume_from_checkpoint=checkpoint)
     if trainer.state.global_step < trainer.state.max_steps:
         last = run.last_checkpoint()
         if last is None:  # pragma: no cover - _stop_at saves before stopping
