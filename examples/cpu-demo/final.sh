@@ -5,7 +5,8 @@
 # MiP-GSM8K + GSM8K, TreeCut, SelfAware out of distribution), then the held-out synthetic benchmark (240
 # balanced items). Every step resumes when rerun.
 #
-#   bash examples/cpu-demo/final.sh runs/ablation runs/final GRPO_RUN REFERENCE_RUN
+#   bash examples/cpu-demo/final.sh runs/ablation runs/final GRPO_RUN [REFERENCE_RUN]
+#   ARMS="base sft-plain grpo-pick" bash examples/cpu-demo/final.sh ...     # a subset of the arms
 #
 # GRPO_RUN: the arm validation picked, trained to its last step; REFERENCE_RUN: the earlier reward (ternary +
 # TIAR) on the same data at the ablation's budget (a checkpoint folder), for contrast.
@@ -13,7 +14,7 @@ set -euo pipefail
 ABL=${1:-runs/ablation}
 OUT=${2:-runs/final}
 PICK=${3:?the picked GRPO run folder}
-REF=${4:?the reference GRPO checkpoint folder}
+REF=${4:-}   # needed only by the grpo-ternary-tiar arm
 ENGINE="--backend-option eager=true"
 EVAL="--suite transfer --protocol idk --max-tokens 160 --batch-size 64 --resamples 1000 $ENGINE"
 HELDOUT="--suite heldout --limit 240 --protocol idk --max-tokens 160 --batch-size 64 --resamples 1000 $ENGINE"
@@ -28,7 +29,7 @@ declare -A MODEL=(
   [grpo-ternary-tiar]="vllm:$REF"
   [grpo-pick]="vllm:$PICK"
 )
-ARMS=(base base-5shot sft-plain sft-cue grpo-ternary-tiar grpo-pick)
+read -r -a ARMS <<< "${ARMS:-base base-5shot sft-plain sft-cue grpo-ternary-tiar grpo-pick}"
 
 for arm in "${ARMS[@]}"; do
   extra=""
@@ -38,6 +39,7 @@ done
 abstain compare $(for a in "${ARMS[@]}"; do echo "$OUT/eval/$a"; done) \
   $(for a in "${ARMS[@]}"; do echo --label "$a"; done) --out "$OUT/compare"
 for arm in base sft-plain sft-cue grpo-pick; do
+  [[ " ${ARMS[*]} " == *" $arm "* ]] || continue
   abstain eval --model "${MODEL[$arm]}" $HELDOUT --out "$OUT/eval-heldout/$arm"
 done
 python examples/cpu-demo/table.py "$OUT/eval" "${ARMS[@]}"

@@ -2,8 +2,8 @@
 
     python examples/cpu-demo/ship.py runs/cpu-demo runs/cpu-demo/eval --stage grpo --arm sft-grpo-tiar
     python examples/cpu-demo/ship.py runs/cpu-demo runs/cpu-demo/eval --stage sft --arm sft
-    python examples/cpu-demo/ship.py runs/ablation runs/final/eval --stage grpo --arm grpo \
-        --folder sft=runs/ablation/sft-cue --folder grpo=runs/ablation/grpo-cue-idk-dson
+    python examples/cpu-demo/ship.py runs/ablation runs/final/eval --stage grpo --arm grpo-pick \
+        --folder sft=runs/ablation/round1-sft --folder grpo=runs/ablation/grpo-pick --note "..."
 
 Reads the pipeline folder (``--stage``: the stage whose adapter is shipped, with ``recipe.yaml`` and
 ``versions.json``; every stage up to it is described on the card; ``--folder STAGE=DIR`` when a stage was
@@ -68,7 +68,8 @@ def _audit_line(name: str, folder: Path) -> str:
             f"{fig('vague_auc')}, logistic AUC on all surface features {fig('logistic_auc')}.")
 
 
-def card(pipeline: Path, evals: Path, stage: str, arm: str, folders: dict[str, Path] | None = None) -> str:
+def card(pipeline: Path, evals: Path, stage: str, arm: str, folders: dict[str, Path] | None = None,
+         note: str = "") -> str:
     stages = STAGES[: STAGES.index(stage) + 1]
     where = {s: (folders or {}).get(s, pipeline / s) for s in stages}
     recipes = {s: yaml.safe_load((where[s] / "recipe.yaml").read_text()) for s in stages}
@@ -88,14 +89,15 @@ def card(pipeline: Path, evals: Path, stage: str, arm: str, folders: dict[str, P
         *(_audit_line(s, where[s]) for s in stages),
         "",
         *(SFT_ONLY if stage == "sft" else ()),
+        *((note, "") if note else ()),
         "The held-out benchmark's seed (90417) and its questions are refused as training data; validation used",
         "synthesis seed 77. No public benchmark was used for training; one choice looked at them: of two SFT",
         "runs, this recipe's was kept for its transfer-suite numbers (validation alone preferred the other).",
         "",
         "**Software.** " + ", ".join(f"{k} {v}" for k, v in versions.items()) + ".",
         "",
-        "**Measured** (`examples/cpu-demo/compare.sh`: the `transfer` suite, idk protocol, greedy, 160 new",
-        "tokens; 95% bootstrap CIs):",
+        "**Measured** (the final comparison, `examples/cpu-demo/final.sh` or `compare.sh`: the `transfer` suite,",
+        "idk protocol, greedy, 160 new tokens; 95% bootstrap CIs):",
         "",
         "| model | " + " | ".join(KEYS) + " |",
         "|" + "---|" * (len(KEYS) + 1),
@@ -132,10 +134,12 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("src/abstain/data/models/bundled-abstain"))
     parser.add_argument("--folder", action="append", default=[], metavar="STAGE=DIR",
                         help="a stage trained outside the pipeline folder")
+    parser.add_argument("--note", default="", help="a paragraph for the card: how this adapter was picked")
     args = parser.parse_args()
     folders = {k: Path(v) for k, _, v in (f.partition("=") for f in args.folder)}
     target = export_adapter(str(folders.get(args.stage, args.pipeline / args.stage)), args.out,
-                            card(args.pipeline, args.evals, args.stage, args.arm, folders))
+                            card(args.pipeline, args.evals, args.stage, args.arm, folders,
+                                 args.note))
     size = (target / "adapter_model.safetensors").stat().st_size
     print(f"{target}: adapter {size / 2**20:.2f} MB")
 

@@ -130,7 +130,7 @@ def register(app: typer.Typer) -> None:
                                                     "since it was trained is trained again, with the stages after "
                                                     "it (their folders are replaced); without it, it is refused."),
                  judge_base_url: str | None = JudgeUrlOpt, judge_api_key: str | None = JudgeKeyOpt) -> None:
-        """Run a pipeline recipe's stages in order (e.g. cpu-demo: SFT, then GRPO-TIAR); rerun to resume."""
+        """Run a pipeline recipe's stages in order (e.g. cpu-demo: SFT, then GRPO); rerun to resume."""
         with friendly_errors():
             loaded = load_recipe(recipe, kind="pipeline")
             folder = _out(loaded, out)

@@ -9,7 +9,7 @@ so there this only multiplies the LM head's work by (prompt + completion) / comp
 head it was 42% of a cpu-demo GRPO step's training computation. :func:`compact_lm_head` makes TRL take its
 compact (Triton-device) path on a CPU as well; the kernel itself is unchanged (its torch fallback), and so are
 the values (``tests/test_train_lm_head.py``: log-probabilities and gradients equal either way). Measured on the
-cpu-demo GRPO step: the training computation 36 s -> 25 s (docs/benchmarks.md).
+cpu-demo GRPO step: the training computation 36 s -> 28 s (AVX-512), 44 s -> 31 s (AVX2; docs/benchmarks.md).
 
 Example::
 
