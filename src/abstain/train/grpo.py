@@ -68,7 +68,8 @@ from abstain.train.advantages import (
     tiar_bonus_grouped,
 )
 from abstain.train.recipe import GRPORecipe
-from abstain.train.rewards import SCORED_COLUMN, RewardFunction, completion_text, items_from_columns, make_reward
+from abstain.train.reward_inputs import SCORED_COLUMN, completion_text, items_from_columns
+from abstain.train.rewards import RewardFunction, make_reward
 from abstain.train.runner import ProgressFn, TrainResult, build_config, finish, policy, start, training_arguments
 
 try:
