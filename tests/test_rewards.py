@@ -152,7 +152,11 @@ def test_reward_profiles_give_p_star_and_the_always_abstain_margin():
     assert reward_profile("idk_binary", false_refusal_penalty=-0.45).margin(0.35, 0.05) < 0
     assert reward_profile("idk_binary", false_refusal_penalty=-0.55).margin(0.35, 0.05) > 0
     assert idk.break_even_p(0.35) == pytest.approx((0.35 - 0.0) / 0.65)
-    assert "always-abstain scores +0.350" in idk.report(0.35, 0.05)
+    assert "always-abstain scores +0.350 and beats always-answer unless" in idk.report(0.35, 0.05)
+    # the shipped recipe's -0.6 on its 31%-unanswerable mix: always-abstain loses even to a policy never right
+    shipped = reward_profile("idk_binary", false_refusal_penalty=-0.6).report(0.3125)
+    assert "always-abstain scores -0.100 and always-answer beats it at every accuracy" in shipped
+    assert "unless" not in shipped
 
 
 def test_judge_errors_are_none_never_a_number():

@@ -12,7 +12,8 @@
 #   reward ternary: ternary reward, TIAR advantages (lambda 1): the earlier recipe
 #          idk:     idk_binary with false_refusal_penalty -0.6 (always-abstain below always-answer), GRPO advantages
 #   ds     off | on: dynamic sampling (groups with equal rewards dropped from the loss)
-#   then levers on the best of them: e.g. cue-idk-on-tiar, cue-idk-on-depth2, cue-idk-on-stable
+#   then levers on the best of them, e.g. plain-idk-on-pen45 plain-idk-on-pairs plain-idk-on-depth2
+#   plain-idk-on-tiar plain-idk-on-stable (docs/experiments/shortcut.md)
 set -euo pipefail
 OUT=${1:-runs/ablation}
 shift || true

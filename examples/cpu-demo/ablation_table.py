@@ -7,7 +7,8 @@ One row per arm (a folder under ``<ablation>/val-eval``): on the cue-matched hal
 plain half (``val-plain``) the within-count discrimination and the discrimination; over both the boxed share,
 A-Acc and the answerable-refusal rate (A-FU). For a GRPO arm, from its ``metrics.jsonl``: the share of the
 last logged step's completions that abstained, and the mean over its steps of the share of groups whose
-rewards were all equal (TRL's ``frac_reward_zero_std``: no learning signal).
+rewards were all equal (TRL's ``frac_reward_zero_std``: no learning signal). Last, the pick rule's *score*:
+the mean of the val-cue discrimination and the val-plain within-count discrimination (— when either is undefined).
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ def _training(run: Path, step: int | None) -> tuple[str, str]:
 def main(folder: str, arms: list[str]) -> None:
     root = Path(folder)
     header = ["arm", "val-cue disc.", "val-cue U-Ref", "val-cue A-FU", "val-plain within-count", "val-plain disc.",
-              "boxed", "A-Acc", "A-FU (all)", "abstained at last step", "groups with equal rewards"]
+              "boxed", "A-Acc", "A-FU (all)", "abstained at last step", "groups with equal rewards", "score"]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for arm in arms:
@@ -47,10 +48,12 @@ def main(folder: str, arms: list[str]) -> None:
         name, _, step = arm.rpartition("-")
         run = root / name if step.isdigit() else root / arm
         abstained, uniform = _training(run, int(step) if step.isdigit() else None)
+        parts = (cue.get("r1.discrimination"), plain.get("r1.discrimination_within_count"))
+        score = "—" if None in parts else f"{sum(parts) / 2:.3f}"
         print("| " + " | ".join([
             arm, cell(cue, "r1.discrimination"), cell(cue, "r1.u_ref"), cell(cue, "r1.a_fu"),
             cell(plain, "r1.discrimination_within_count"), cell(plain, "r1.discrimination"), f"{boxed:.2f}",
-            cell(whole, "r1.a_acc"), cell(whole, "r1.a_fu"), abstained, uniform]) + " |")
+            cell(whole, "r1.a_acc"), cell(whole, "r1.a_fu"), abstained, uniform, score]) + " |")
 
 
 if __name__ == "__main__":

@@ -94,8 +94,12 @@ class RewardProfile:
         text = (f"reward {self.name}: correct {self.correct:+g}, wrong {self.wrong:+g}, refusing an answerable item "
                 f"{self.refuse_answerable:+g}, refusing an unanswerable one {self.refuse_unanswerable:+g}, answering "
                 f"it {self.answer_unanswerable:+g}; per item answering pays iff p > p* = {self.p_star:g}; on this mix "
-                f"(unanswerable share {u:.2f}) always-abstain scores {self.always_abstain(u):+.3f} and beats "
-                f"always-answer unless the policy is right on more than {self.break_even_p(u):.3f} of answerable items")
+                f"(unanswerable share {u:.2f}) always-abstain scores {self.always_abstain(u):+.3f} and ")
+        if self.margin(u, 0.0) > 0:
+            text += f"always-answer beats it at every accuracy (it scores {self.always_answer(u, 0.0):+.3f} at p = 0)"
+        else:
+            text += (f"beats always-answer unless the policy is right on more than {self.break_even_p(u):.3f} of "
+                     "answerable items")
         if p is not None:
             text += f"; at p = {p:.3f} the margin is {self.margin(u, p):+.3f}"
         return text
