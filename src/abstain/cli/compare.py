@@ -10,10 +10,12 @@ from rich.table import Table
 from abstain.cli.common import friendly_errors, out_console
 from abstain.cli.metrics import HEADLINE
 from abstain.report import columns, load_run, write_compare
+from abstain.report.paired import paired_table
 
 
 def compare_tables(run_dirs: list[Path], labels: list[str] | None = None) -> list[Table]:
-    """Headline metrics per protocol: one column per run, deltas against the first run."""
+    """Headline metrics per protocol: one column per run, deltas against the first run; then the deltas'
+    paired CIs (:func:`abstain.report.paired.paired_table`)."""
     runs = [load_run(d, labels[i] if labels else None) for i, d in enumerate(run_dirs)]
     cols = columns(runs)
     tables = []
@@ -33,6 +35,14 @@ def compare_tables(run_dirs: list[Path], labels: list[str] | None = None) -> lis
                     text += f" ({value - base:+.3f})"
                 cells.append(text)
             table.add_row(key, *cells)
+        tables.append(table)
+    paired = paired_table(runs)
+    if paired is not None:  # each delta's paired bootstrap CI
+        table = Table(title=paired.title, caption=paired.caption)
+        for name in paired.header:
+            table.add_column(name, justify="left" if name == "metric" else "right")
+        for key, cells in paired.rows:
+            table.add_row(key, *(c.plain() for c in cells))
         tables.append(table)
     return tables
 

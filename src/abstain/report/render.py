@@ -2,7 +2,8 @@
 
 ``write_report(run_dir)`` renders one run's ``report.md`` / ``report.html`` from its ``config.json`` and
 ``metrics.json``; ``write_compare([dir1, dir2, ...], out)`` renders ``compare.md`` / ``compare.html``
-with the runs side by side and deltas against the first. Both are pure functions of those JSON files,
+with the runs side by side and deltas against the first, and the paired CI of each delta from the runs'
+``scored.jsonl`` (:mod:`abstain.report.paired`). Both are pure functions of those files,
 so ``abstain report DIR`` can re-render a run at any time.
 
 Example::
@@ -20,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from abstain.judges.options import JudgeConfig
+from abstain.report.paired import paired_table
 from abstain.report.plots import PLOTS
 from abstain.report.tables import Cell, RunView, Table, columns, load_run, report_tables
 from abstain.runs import REPORT_HTML, REPORT_MD
@@ -95,6 +97,9 @@ def _sections(tables: Sequence[Table]) -> list[tuple[str, list[Table]]]:
 def _render(runs: Sequence[RunView], out: Path, stem: str, title: str) -> tuple[Path, Path]:
     out.mkdir(parents=True, exist_ok=True)
     tables = [_runs_table(runs), *report_tables(runs)]
+    paired = paired_table(runs)
+    if paired is not None:
+        tables.append(paired)
     images = _plots(runs, out)
     commands = [r.config.get("command") for r in runs if r.config.get("command")]
 
