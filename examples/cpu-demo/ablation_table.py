@@ -1,8 +1,9 @@
 """The validation table of the shortcut ablation (docs/experiments/shortcut.md) from its evaluation folders.
 
     python examples/cpu-demo/ablation_table.py runs/ablation base sft-plain sft-cue grpo-cue-idk-dson-10 ...
+    python examples/cpu-demo/ablation_table.py runs/ablation --evals val-large-eval sft-plain sft-cue-3x
 
-One row per arm (a folder under ``<ablation>/val-eval``): on the cue-matched half of the validation split
+One row per arm (a folder under ``<ablation>/val-eval``, or ``--evals``): on the cue-matched half of the validation split
 (``val-cue``: the numeral count says nothing there) the discrimination U-Ref - A-FU, U-Ref and A-FU; on the
 plain half (``val-plain``) the within-count discrimination and the discrimination; over both the boxed share,
 A-Acc and the answerable-refusal rate (A-FU). For a GRPO arm, from its ``metrics.jsonl``: the share of the
@@ -13,8 +14,8 @@ the mean of the val-cue discrimination and the val-plain within-count discrimina
 
 from __future__ import annotations
 
+import argparse
 import json
-import sys
 from pathlib import Path
 
 from table import cell, load  # the sibling script
@@ -32,18 +33,18 @@ def _training(run: Path, step: int | None) -> tuple[str, str]:
             f"{sum(uniform) / len(uniform):.2f}" if uniform else "—")
 
 
-def main(folder: str, arms: list[str]) -> None:
+def main(folder: str, arms: list[str], evals: str = "val-eval") -> None:
     root = Path(folder)
     header = ["arm", "val-cue disc.", "val-cue U-Ref", "val-cue A-FU", "val-plain within-count", "val-plain disc.",
               "boxed", "A-Acc", "A-FU (all)", "abstained at last step", "groups with equal rewards", "score"]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for arm in arms:
-        metrics, protocol = load(root / "val-eval" / arm)
+        metrics, protocol = load(root / evals / arm)
         whole = metrics["protocols"][protocol]
         cue = metrics["by_benchmark"][protocol]["val-cue"]
         plain = metrics["by_benchmark"][protocol]["val-plain"]
-        scored = [json.loads(line) for line in (root / "val-eval" / arm / "scored.jsonl").read_text().splitlines()]
+        scored = [json.loads(line) for line in (root / evals / arm / "scored.jsonl").read_text().splitlines()]
         boxed = sum(r["format_ok"] for r in scored) / len(scored)
         name, _, step = arm.rpartition("-")
         run = root / name if step.isdigit() else root / arm
@@ -57,4 +58,9 @@ def main(folder: str, arms: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2:])
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("folder", help="the ablation folder (runs/ablation)")
+    parser.add_argument("arms", nargs="+", help="evaluation folders under FOLDER/EVALS")
+    parser.add_argument("--evals", default="val-eval", help="the evaluation folder of one split (val-large-eval)")
+    args = parser.parse_args()
+    main(args.folder, args.arms, args.evals)

@@ -7,6 +7,7 @@
 #
 #   bash examples/cpu-demo/final.sh runs/ablation runs/final GRPO_RUN [REFERENCE_RUN]
 #   ARMS="base sft-plain grpo-pick" bash examples/cpu-demo/final.sh ...     # a subset of the arms
+#   ARMS="sft-plain sft-cue-3x" bash examples/cpu-demo/final.sh runs/ablation runs/final -   # no GRPO arm
 #
 # GRPO_RUN: the arm validation picked, trained to its last step; REFERENCE_RUN: the earlier reward (ternary +
 # TIAR) on the same data at the ablation's budget (a checkpoint folder), for contrast.
@@ -26,6 +27,8 @@ declare -A MODEL=(
   [base-5shot]=vllm:bundled
   [sft-plain]="vllm:$ABL/round1-adapter"
   [sft-cue]="vllm:$ABL/sft-cue"
+  [sft-cue-3x]="vllm:$ABL/sft-cue-3x"        # three times the SFT budget (validation's later pick)
+  [sft-plain-3x]="vllm:$ABL/sft-plain-3x"
   [grpo-ternary-tiar]="vllm:$REF"
   [grpo-pick]="vllm:$PICK"
 )
@@ -38,7 +41,7 @@ for arm in "${ARMS[@]}"; do
 done
 abstain compare $(for a in "${ARMS[@]}"; do echo "$OUT/eval/$a"; done) \
   $(for a in "${ARMS[@]}"; do echo --label "$a"; done) --out "$OUT/compare"
-for arm in base sft-plain sft-cue grpo-pick; do
+for arm in base sft-plain sft-cue sft-cue-3x sft-plain-3x grpo-pick; do
   [[ " ${ARMS[*]} " == *" $arm "* ]] || continue
   abstain eval --model "${MODEL[$arm]}" $HELDOUT --out "$OUT/eval-heldout/$arm"
 done

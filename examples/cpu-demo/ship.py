@@ -4,6 +4,8 @@
     python examples/cpu-demo/ship.py runs/cpu-demo runs/cpu-demo/eval --stage sft --arm sft
     python examples/cpu-demo/ship.py runs/ablation runs/final/eval --stage sft --arm sft-plain \
         --folder sft=runs/ablation/round1-sft --note "..."      # the second round's pick: its SFT start
+    python examples/cpu-demo/ship.py runs/ablation runs/final/eval --stage sft --arm sft-plain-3x \
+        --folder sft=runs/ablation/sft-plain-3x --recipe cpu-demo-sft-3x --note "..."   # the third round's pick
     python examples/cpu-demo/ship.py ... --card-only              # the card alone; the weights stay as they are
 
 Reads the pipeline folder (``--stage``: the stage whose adapter is shipped, with ``recipe.yaml`` and
@@ -29,8 +31,8 @@ from table import cell, load  # the sibling script
 KEYS = ("r1.u_ref", "r1.a_fu", "r1.discrimination", "r1.discrimination_within_count", "r1.a_acc", "ab.f1")
 STAGES = ("sft", "grpo")
 SFT_ONLY = (
-    "The pipeline's GRPO stage is not in this adapter: validation did not prefer it over this SFT stage by the",
-    "pick rule's margin (docs/experiments/shortcut.md; how, in the next paragraph).",
+    "No GRPO stage is in this adapter: validation did not prefer one (docs/experiments/shortcut.md; how, in the",
+    "next paragraph).",
     "",
 )
 
@@ -68,7 +70,8 @@ def _audit_line(name: str, folder: Path) -> str:
 
 
 def card(pipeline: Path, evals: Path, stage: str, arm: str, folders: dict[str, Path] | None = None,
-         note: str = "") -> str:
+         note: str = "", recipe: str | None = None) -> str:
+    """The model card; ``recipe``: the shipped single-stage recipe that trained it (default: the cpu-demo pipeline)."""
     stages = STAGES[: STAGES.index(stage) + 1]
     where = {s: (folders or {}).get(s, pipeline / s) for s in stages}
     recipes = {s: yaml.safe_load((where[s] / "recipe.yaml").read_text()) for s in stages}
@@ -76,7 +79,8 @@ def card(pipeline: Path, evals: Path, stage: str, arm: str, folders: dict[str, P
     lines = [
         "# bundled-abstain: SmolLM2-135M-Instruct + the cpu-demo LoRA adapter", "",
         "A LoRA adapter (r 16, alpha 32, every linear layer; float16) for the bundled SmolLM2-135M-Instruct,",
-        f"trained on a 2-core CPU by the {' → '.join(f'`{s}`' for s in stages)} stage of `abstain train pipeline --recipe cpu-demo`,",
+        (f"trained on a 2-core CPU by `abstain train {recipes[stage]['kind']} --recipe {recipe}`," if recipe else
+         f"trained on a 2-core CPU by the {' → '.join(f'`{s}`' for s in stages)} stage of `abstain train pipeline --recipe cpu-demo`,"),
         "under the `idk` protocol, on abstain's own certified synthetic problems only. Load it with",
         "`abstain eval --model bundled-abstain` (abstain merges it into the bundled model once and caches that).",
         "",
@@ -134,11 +138,13 @@ def main() -> None:
     parser.add_argument("--folder", action="append", default=[], metavar="STAGE=DIR",
                         help="a stage trained outside the pipeline folder")
     parser.add_argument("--note", default="", help="a paragraph for the card: how this adapter was picked")
+    parser.add_argument("--recipe", default=None,
+                        help="the shipped recipe that trained the stage on its own (default: the cpu-demo pipeline)")
     parser.add_argument("--card-only", action="store_true",
                         help="write README.md only (a stage folder without weights: they are already in --out)")
     args = parser.parse_args()
     folders = {k: Path(v) for k, _, v in (f.partition("=") for f in args.folder)}
-    text = card(args.pipeline, args.evals, args.stage, args.arm, folders, args.note)
+    text = card(args.pipeline, args.evals, args.stage, args.arm, folders, args.note, args.recipe)
     if args.card_only:
         (args.out / "README.md").write_text(text, encoding="utf-8")
         print(f"{args.out / 'README.md'}: card written")

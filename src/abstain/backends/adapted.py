@@ -1,4 +1,4 @@
-"""``bundled-abstain``: the bundled model with the shipped LoRA adapter of the ``cpu-demo`` recipe merged in.
+"""``bundled-abstain``: the bundled model with the shipped LoRA adapter of the ``cpu-demo`` recipes merged in.
 
 The adapter (``src/abstain/data/models/bundled-abstain/``: ``adapter_model.safetensors``, its config and a
 card naming the recipe, data seeds, versions and measured numbers) is a few MB; the first use merges it
