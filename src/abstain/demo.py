@@ -1,7 +1,7 @@
 """``make demo``: the bundled model before and after abstain's CPU training, side by side, offline.
 
 Evaluates the bundled SmolLM2-135M (``bundled``) and the same model with the shipped ``cpu-demo`` LoRA
-adapter (``bundled-abstain``: the ``cpu-demo`` recipe's SFT stage, the validation pick, see its card) on the
+adapter (``bundled-abstain``: the ``cpu-demo-sft-3x`` recipe, the validation pick, see its card) on the
 ``quick`` suite under the ``idk`` protocol, greedy, with the same token budget; then renders both into one
 comparison report and prints their headline numbers next to each other. Each run resumes when rerun (or,
 when finished, only re-renders). Generation runs on vLLM's CPU engine (``vllm:bundled``, eager) when it is
