@@ -40,11 +40,12 @@ def main(folder: str, arms: list[str], evals: str = "val-eval") -> None:
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for arm in arms:
-        metrics, protocol = load(root / evals / arm)
+        folder = root / evals / arm
+        metrics, protocol = load(folder)
         whole = metrics["protocols"][protocol]
         cue = metrics["by_benchmark"][protocol]["val-cue"]
         plain = metrics["by_benchmark"][protocol]["val-plain"]
-        scored = [json.loads(line) for line in (root / evals / arm / "scored.jsonl").read_text().splitlines()]
+        scored = [json.loads(line) for line in (folder / "scored.jsonl").read_text().splitlines()]
         boxed = sum(r["format_ok"] for r in scored) / len(scored)
         name, _, step = arm.rpartition("-")
         run = root / name if step.isdigit() else root / arm
