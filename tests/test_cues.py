@@ -132,3 +132,30 @@ def test_the_cue_matched_training_mix_passes_its_own_audit():
     plain = training_items(MixConfig(n=400, seed=21, unanswerable_ratio=0.35, hard_ratio=0.1, pair_twins=True,
                                      cue_match=False))
     assert audit(plain, AuditConfig(resamples=0))["all"]["number_count_auc"] > 0.58  # what cue matching removes
+
+
+def test_deep_twins_balance_the_hard_variants_numerals_at_any_size():
+    from abstain.cues import numeral_count
+
+    cfg = MixConfig(n=1200, seed=21, unanswerable_ratio=0.35, hard_ratio=0.1, pair_twins=True)
+    mixed = training_items(cfg)
+    # the hard variants (answerable, ~9 numerals) alone lift a 1,200-row cue-matched mix over the bar ...
+    unbalanced = training_items(MixConfig(n=1200, seed=21, unanswerable_ratio=0.35, hard_ratio=0.1, pair_twins=True,
+                                          match_hard=False))
+    assert audit(unbalanced, AuditConfig(resamples=0))["all"]["number_count_auc"] > 0.55
+    # ... and deep twins, as large a share of the twins as the hard variants are of the answerable rows, undo it
+    block = audit(mixed, AuditConfig(resamples=0))["all"]
+    assert 0.45 <= block["number_count_auc"] <= 0.55 and block["logistic_auc"] <= 0.60
+    hard, _, twins = cfg.counts
+    deep = [i for i in mixed if i.id.startswith("synth-mpdeepc-")]
+    assert len(mixed) == 1200 and sum(i.label == "unanswerable" for i in mixed) == twins
+    assert len(deep) == cfg.deep_twins == round(hard * twins / (1200 - twins)) > 0
+    assert {i.label for i in deep} == {"unanswerable"} and len({i.perturbation for i in deep}) == len(OPERATORS)
+    hard_rows = [i for i in mixed if i.category == "hard"]
+    mean = lambda rows: sum(numeral_count(i.question) for i in rows) / len(rows)  # noqa: E731
+    assert abs(mean(deep) - mean(hard_rows)) < 1.5 and mean(deep) > mean(mixed) + 2
+    for item in deep[:12]:  # certified: the independent sympy check finds the twin unanswerable
+        assert verify_item(item.model_dump()) == []
+    originals = {i.meta.get("pair_id") for i in mixed if i.label == "answerable"}
+    assert not originals & {i.meta["pair_id"] for i in deep}  # unpaired, like the hard variants
+    assert MixConfig(n=1200, seed=21, unanswerable_ratio=0.35, hard_ratio=0.1, cue_match=False).deep_twins == 0

@@ -14,6 +14,7 @@ from abstain.train.sft_data import SFTConfig
 
 def test_shares_perturbations_and_determinism():
     cfg = MixConfig(n=400, seed=5, unanswerable_ratio=0.3, hard_ratio=0.1)
+    assert cfg.deep_twins == round(40 * 108 / 292) == 15  # 15 of the twins at the hard variants' depths
     items = training_items(cfg)
     # 40 hard rows (10%), 360 missing-premise rows, round(0.3 * 360) = 108 twins: 18 of each perturbation
     assert Counter((i.category, i.label) for i in items) == {

@@ -30,7 +30,7 @@ resume() { [ -d "$1/checkpoints" ] && echo --resume || true; }
 
 # SFT: the shipped adapter is the plain arm (cpu-demo-sft with cue_match: false, docs/experiments/cpu-demo.md)
 sft() {
-  trained "$OUT/sft-cue" || abstain train sft --recipe cpu-demo-sft --set data.synth.cue_match=true \
+  trained "$OUT/sft-cue" || abstain train sft --recipe cpu-demo-sft --set data.synth.cue_match=true --set data.synth.match_hard=false \
     --out "$OUT/sft-cue" $(resume "$OUT/sft-cue")
 }
 # the plain arm's SFT: the first round's shipped adapter, kept in $OUT/round1-adapter (copied before a new one
@@ -49,7 +49,7 @@ grpo() {
   [ "$data" = cue ] && cue=true
   local sets=(--set rollout=vllm --set "trl={rollout_eager: true}" --set "steps=$STEPS" --set save_steps=10
               --set save_total_limit=10
-              --set "adapter=$(adapter_of "$data")" --set "data.synth.cue_match=$cue"
+              --set "adapter=$(adapter_of "$data")" --set "data.synth.cue_match=$cue" --set data.synth.match_hard=false
               --set "dynamic_sampling=$([ "$ds" = on ] && echo true || echo false)")
   if [ "$reward" = idk ]; then
     sets+=(--set reward=idk_binary --set advantage=grpo --set "reward_config={false_refusal_penalty: -0.6}")

@@ -7,6 +7,13 @@ are twins (perturbations round robin, so all six equally often), ``hard_ratio`` 
 variants, and the whole list is shuffled with the seed. ``pair_twins=True`` also puts each twin's
 answerable original in the mix, so the model sees the same problem with and without its premise.
 
+Cue-matched mixes (``cue_match``, the default) also balance the hard variants: those are answerable and state
+about twice as many numbers as the rest (6-8 facts on the solution path, 2-3 distractors), so on their own
+they make "many numbers" a sign of the label ``answerable`` (a 1,200-row mix audited at numeral-count AUC 0.57
+with them, 0.51 without). With ``match_hard`` some of the twins are *deep* ones, drawn at the hard
+variants' depths and distractor counts and put in without their originals, so both labels hold as many long
+problems in the same proportion (``abstain cues`` on the mix: docs/training-data.md).
+
 Example:
     >>> items = training_items(MixConfig(n=20, seed=3, hard_ratio=0.1))
     >>> len(items), sum(i.label == "unanswerable" for i in items), sum(i.category == "hard" for i in items)
@@ -28,7 +35,7 @@ from abstain.data.heldout_guard import check_not_heldout
 from abstain.schema import Item
 from abstain.synth.hard import HardConfig, generate_hard
 from abstain.synth.heldout import heldout_questions
-from abstain.synth.missing_premise import SynthConfig, SynthPair, generate_missing_premise
+from abstain.synth.missing_premise import SynthConfig, SynthPair, generate_missing_premise, make_pair
 from abstain.synth.perturb import OPERATORS
 from abstain.synth.seeds import check_seed
 from abstain.synth.themes import THEMES
@@ -51,6 +58,9 @@ class MixConfig:
     depths: tuple[int, ...] = field(default=(2, 3, 4), metadata={"help": "solution-path depths, round robin"})
     cue_match: bool = field(default=True, metadata={"help": "twins keep their original's numeral count, vague "
                                                             "words and length (abstain.synth.cue_match)"})
+    match_hard: bool = field(default=True, metadata={"help": "with cue_match: as many of the twins are deep "
+                                                             "(the hard variants' depths, unpaired) as there are "
+                                                             "hard variants"})
 
     def __post_init__(self) -> None:
         check_seed(self.seed)
@@ -70,21 +80,50 @@ class MixConfig:
         mp = self.n - hard
         return hard, mp, round(mp * self.unanswerable_ratio)
 
+    @property
+    def deep_twins(self) -> int:
+        """Twins drawn at the hard variants' depths (without their originals), as large a share of the twins as
+        the hard variants are of the answerable rows (see the module docstring)."""
+        hard, _, twins = self.counts
+        if not (self.cue_match and self.match_hard and hard and twins):
+            return 0
+        return min(twins, round(hard * twins / (self.n - twins)))
+
+
+def _deep_twins(cfg: MixConfig, exclude: frozenset[str]) -> Iterator[Item]:
+    """``cfg.deep_twins`` cue-matched twins at the hard variants' depths and distractor counts (perturbations
+    round robin), each certified unanswerable with its original (which stays out of the mix)."""
+    hard = HardConfig(n=1, seed=cfg.seed)
+    made = index = 0
+    while made < cfg.deep_twins:
+        depth, distractors = hard.depths[index % len(hard.depths)], hard.distractors[index % len(hard.distractors)]
+        themes = [t for t in cfg.themes if len(THEMES[t].entities) >= depth + distractors + 5] or list(cfg.themes)
+        pair = make_pair(cfg.seed, index, cfg.operators[made % len(cfg.operators)], themes, depth, distractors,
+                         stream="mpdeep", cue_match=True)
+        index += 1
+        if pair.twin.question not in exclude and pair.original.question not in exclude:
+            made += 1
+            yield pair.twin
+
 
 def _missing_premise(cfg: MixConfig, exclude: frozenset[str]) -> Iterator[Item]:
     _, mp, twins = cfg.counts
+    deep = cfg.deep_twins
+    yield from _deep_twins(cfg, exclude)
+    mp, twins = mp - deep, twins - deep
+    ops = cfg.operators[deep % len(cfg.operators):] + cfg.operators[:deep % len(cfg.operators)]  # round robin on
     if mp == 0:
         return
     if not cfg.pair_twins:
         yield from generate_missing_premise(SynthConfig(
-            n=mp, seed=cfg.seed, themes=cfg.themes, operators=cfg.operators, cue_match=cfg.cue_match,
-            depths=cfg.depths,
-            unanswerable_ratio=cfg.unanswerable_ratio, exclude_questions=exclude))
+            n=mp, seed=cfg.seed, themes=cfg.themes, operators=ops, cue_match=cfg.cue_match,
+            depths=cfg.depths, unanswerable_ratio=twins / mp if deep else cfg.unanswerable_ratio,
+            exclude_questions=exclude))
         return
     problems = mp - twins
     last: list[SynthPair] = []
     rows = generate_missing_premise(SynthConfig(
-        n=problems, seed=cfg.seed, themes=cfg.themes, operators=cfg.operators, cue_match=cfg.cue_match,
+        n=problems, seed=cfg.seed, themes=cfg.themes, operators=ops, cue_match=cfg.cue_match,
         depths=cfg.depths,
         unanswerable_ratio=twins / problems if problems else 0.0, exclude_questions=exclude), on_pair=last.append)
     for row in rows:

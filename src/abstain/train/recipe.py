@@ -62,6 +62,8 @@ class SynthSpec(BaseModel):
     pair_twins: bool = Field(default=False, description="each twin's answerable original goes in too")
     cue_match: bool = Field(default=True, description="twins keep their original's numeral count, vague words and "
                             "length (+-10%): no surface shortcut to the label (abstain cues)")
+    match_hard: bool = Field(default=True, description="with cue_match and hard items: some twins are drawn at the hard "
+                             "items' depths, so 'many numbers' is no sign of answerable (abstain.train.mix)")
     depths: tuple[int, ...] = Field(default=(2, 3, 4), description="solution-path depths, round robin (2: easiest)")
 
     @field_validator("seed")
@@ -112,7 +114,7 @@ class DataSpec(BaseModel):
             items = training_items(MixConfig(n=self.synth.n, seed=self.synth.seed, hard_ratio=self.synth.hard_ratio,
                                              unanswerable_ratio=self.synth.unanswerable_ratio,
                                              pair_twins=self.synth.pair_twins, cue_match=self.synth.cue_match,
-                                             depths=self.synth.depths))
+                                             match_hard=self.synth.match_hard, depths=self.synth.depths))
             source = f"synth (seed {self.synth.seed})"
         elif self.suite is not None:
             items = load_suite(self.suite).items
@@ -156,7 +158,8 @@ def matched_to_policy(items: list[Item], probe: str, p_range: tuple[float, float
         key = _original_key(item) if item.label == "unanswerable" else f"id:{item.id}"
         if key not in p_hat:
             raise DataError(f"{source}: item {item.id!r}: its answerable original is not in the probe {probe} "
-                            "(probe the answerable items of these problems with `abstain probe`)")
+                            "(probe the answerable items of these problems with `abstain probe`; a cue-matched mix's deep twins "
+                            "come without their originals: data.synth.match_hard=false)")
         value = p_hat[key]
         if value is not None and low < value < high:
             kept.append(item.model_copy(update={"meta": {**item.meta, "p_hat": value}}))
