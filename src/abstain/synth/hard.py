@@ -22,14 +22,16 @@ from dataclasses import dataclass, field
 from abstain.schema import Item
 from abstain.synth.certify import certify_answerable
 from abstain.synth.graph import GraphSpec
-from abstain.synth.missing_premise import MAX_DRAWS, draw_problem
+from abstain.synth.missing_premise import MAX_DRAWS, draw_problem, themes_with_room
 from abstain.synth.seeds import check_seed
 from abstain.synth.themes import THEMES, Theme
 
-__all__ = ["HARD_THEMES", "HardConfig", "generate_hard", "hard_spec", "make_hard"]
+__all__ = ["HARD_DEPTHS", "HARD_DISTRACTORS", "HARD_THEMES", "HardConfig", "generate_hard", "hard_spec", "make_hard"]
 
 #: themes with hard variants
 HARD_THEMES = tuple(name for name, theme in THEMES.items() if theme.hard_scale)
+#: solution-path depths and distractor counts of hard variants (round robin)
+HARD_DEPTHS, HARD_DISTRACTORS = (6, 7, 8), (2, 3)
 
 
 @dataclass(frozen=True)
@@ -39,8 +41,8 @@ class HardConfig:
     n: int = field(metadata={"help": "items to write"})
     seed: int = field(default=0, metadata={"help": "same seed -> byte-identical output"})
     themes: tuple[str, ...] = field(default=HARD_THEMES, metadata={"help": "themes to draw from"})
-    depths: tuple[int, ...] = field(default=(6, 7, 8), metadata={"help": "solution-path depths, round robin"})
-    distractors: tuple[int, ...] = field(default=(2, 3), metadata={"help": "distractor facts per problem"})
+    depths: tuple[int, ...] = field(default=HARD_DEPTHS, metadata={"help": "solution-path depths, round robin"})
+    distractors: tuple[int, ...] = field(default=HARD_DISTRACTORS, metadata={"help": "distractor facts per problem"})
     allow_heldout_seed: bool = field(default=False, metadata={"help": "only the held-out build sets it"})
     exclude_questions: frozenset[str] = field(default=frozenset(), metadata={"help": "never emit these texts"})
 
@@ -69,7 +71,7 @@ def make_hard(seed: int, index: int, themes: Sequence[str] = HARD_THEMES, depth:
     """Hard item ``index`` of ``seed`` (certified)."""
     rng = random.Random(f"abstain-synth:hard:{seed}:{index}")
     item_id = f"synth-hard-s{seed}-{index:05d}"
-    usable = [t for t in themes if len(THEMES[t].entities) >= depth + distractors + 4] or list(themes)
+    usable = themes_with_room(themes, depth, distractors)
     reasons: list[str] = []
     for _ in range(MAX_DRAWS):
         theme = THEMES[rng.choice(usable)]

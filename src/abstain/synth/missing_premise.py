@@ -58,6 +58,7 @@ class SynthConfig:
     allow_heldout_seed: bool = field(default=False, metadata={"help": "only the held-out build sets it"})
     cue_match: bool = field(default=False, metadata={"help": "twins keep their original's numerals, vague words "
                                                              "and length (abstain.synth.cue_match)"})
+    stream: str = field(default="mp", metadata={"help": "random stream and id prefix: another stream, other problems"})
 
     def __post_init__(self) -> None:
         check_seed(self.seed, self.allow_heldout_seed)
@@ -83,6 +84,16 @@ class SynthPair:
     twin: Item
     draws: int
     rejected: list[str] = field(default_factory=list)
+
+
+def themes_with_room(themes: Sequence[str], depth: int, distractors: int, spare: int = 0) -> list[str]:
+    """The themes with entities enough for a problem of this size and ``spare`` unused ones (all, if none has).
+
+    Example:
+        >>> "savings" in themes_with_room(tuple(THEMES), 4, 2), "savings" in themes_with_room(tuple(THEMES), 8, 3)
+        (True, False)
+    """
+    return [t for t in themes if len(THEMES[t].entities) >= depth + distractors + spare + 4] or list(themes)
 
 
 def theme_spec(theme: Theme, depth: int, distractors: int) -> GraphSpec:
@@ -162,8 +173,9 @@ def make_pair(seed: int, index: int, operator: str, themes: Sequence[str] = tupl
     rng = random.Random(f"abstain-synth:{stream}{':cue' if cue_match else ''}:{seed}:{index}")
     pair_id = f"synth-{stream}{'c' if cue_match else ''}-s{seed}-{index:05d}"
     rejected: list[str] = []
+    usable = themes_with_room(themes, depth, distractors, spare=1 if cue_match else 0)
     for draw in range(1, MAX_DRAWS + 1):
-        theme = THEMES[rng.choice(list(themes))]
+        theme = THEMES[rng.choice(usable)]
         drawn = draw_problem(rng, theme, theme_spec(theme, depth, distractors), spare=1 if cue_match else 0)
         picked = choose(operator, drawn.graph, drawn.voice, rng)
         if picked is None:
@@ -258,7 +270,7 @@ def generate_missing_premise(cfg: SynthConfig, on_pair: Callable[[SynthPair], No
         index = i
         while True:
             pair = make_pair(cfg.seed, index, operator, cfg.themes, cfg.depths[i % len(cfg.depths)],
-                             cfg.distractors[i % len(cfg.distractors)], cue_match=cfg.cue_match)
+                             cfg.distractors[i % len(cfg.distractors)], stream=cfg.stream, cue_match=cfg.cue_match)
             if not ({pair.original.question, pair.twin.question} & cfg.exclude_questions):
                 break
             index += 1_000_000  # an excluded (held-out) text: draw this slot again from another stream

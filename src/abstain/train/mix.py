@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 
 from abstain.data.heldout_guard import check_not_heldout
 from abstain.schema import Item
-from abstain.synth.hard import HardConfig, generate_hard
+from abstain.synth.hard import HARD_DEPTHS, HARD_DISTRACTORS, HardConfig, generate_hard
 from abstain.synth.heldout import heldout_questions
-from abstain.synth.missing_premise import SynthConfig, SynthPair, generate_missing_premise, make_pair
+from abstain.synth.missing_premise import SynthConfig, SynthPair, generate_missing_premise
 from abstain.synth.perturb import OPERATORS
 from abstain.synth.seeds import check_seed
 from abstain.synth.themes import THEMES
@@ -93,17 +93,11 @@ class MixConfig:
 def _deep_twins(cfg: MixConfig, exclude: frozenset[str]) -> Iterator[Item]:
     """``cfg.deep_twins`` cue-matched twins at the hard variants' depths and distractor counts (perturbations
     round robin), each certified unanswerable with its original (which stays out of the mix)."""
-    hard = HardConfig(n=1, seed=cfg.seed)
-    made = index = 0
-    while made < cfg.deep_twins:
-        depth, distractors = hard.depths[index % len(hard.depths)], hard.distractors[index % len(hard.distractors)]
-        themes = [t for t in cfg.themes if len(THEMES[t].entities) >= depth + distractors + 5] or list(cfg.themes)
-        pair = make_pair(cfg.seed, index, cfg.operators[made % len(cfg.operators)], themes, depth, distractors,
-                         stream="mpdeep", cue_match=True)
-        index += 1
-        if pair.twin.question not in exclude and pair.original.question not in exclude:
-            made += 1
-            yield pair.twin
+    if cfg.deep_twins:
+        yield from generate_missing_premise(SynthConfig(
+            n=cfg.deep_twins, seed=cfg.seed, themes=cfg.themes, operators=cfg.operators, depths=HARD_DEPTHS,
+            distractors=HARD_DISTRACTORS, unanswerable_ratio=1.0, exclude_questions=exclude, cue_match=True,
+            stream="mpdeep"))
 
 
 def _missing_premise(cfg: MixConfig, exclude: frozenset[str]) -> Iterator[Item]:
