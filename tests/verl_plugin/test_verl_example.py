@@ -1,14 +1,11 @@
-"""examples/verl/run_grpo_tiar.sh: its overrides compose against veRL 0.9.1's own config and pass its checks.
+"""examples/verl/run_grpo_tiar.sh: its overrides compose against veRL 0.9.1's own config and pass its checks
+(the composed config is conftest's ``config`` fixture).
 
 No GPU here, so the run itself is not started: the script's exact arguments go through Hydra (unknown keys
 fail), veRL's validate_config, the reward-function loader, the dataset class and the advantage dispatcher.
 """
 
 from __future__ import annotations
-
-import os
-import subprocess
-from pathlib import Path
 
 import pytest
 
@@ -17,37 +14,6 @@ pytestmark = pytest.mark.verl
 
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
-from hydra import compose, initialize_config_dir  # noqa: E402
-from typer.testing import CliRunner  # noqa: E402
-
-from abstain.cli import app  # noqa: E402
-
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "verl"
-
-
-def _overrides(data: Path, **env: str) -> list[str]:
-    """The script's arguments to veRL's main_ppo, exactly as it would pass them."""
-    done = subprocess.run(["bash", str(EXAMPLE / "run_grpo_tiar.sh")], capture_output=True, text=True, check=True,
-                          env={**os.environ, "LAUNCH": "printf %s\\n", "DATA": str(data), "MODEL": "/models/m", **env})
-    return done.stdout.splitlines()
-
-
-@pytest.fixture(scope="module")
-def config(tmp_path_factory):
-    from abstain.schema import write_jsonl
-    from abstain.train.mix import MixConfig, training_items
-
-    data = tmp_path_factory.mktemp("data")
-    write_jsonl(data / "train.jsonl", training_items(MixConfig(n=120, seed=2)))  # as prepare_data.sh: synthesis,
-    write_jsonl(data / "val.jsonl", training_items(MixConfig(n=40, seed=3)))  # validation from another seed
-    splits = {"train": ["--data", str(data / "train.jsonl")], "val": ["--data", str(data / "val.jsonl")]}
-    for split, source in splits.items():
-        r = CliRunner().invoke(app, ["export", "verl", *source, "--protocol", "idk",
-                                     "--out", str(data / f"{split}.parquet")], catch_exceptions=False)
-        assert r.exit_code == 0, r.output
-    with initialize_config_dir(config_dir=str(Path(verl.__file__).parent / "trainer" / "config"), version_base=None):
-        return compose(config_name="ppo_trainer", overrides=_overrides(data))
-
 
 def test_the_example_composes_and_validates(config):
     from verl.trainer.main_ppo import validate_config
@@ -91,7 +57,7 @@ def test_the_example_dataset_config_reads_the_export(config):
     assert len(dataset) == 120 and dataset[0]["reward_model"]["style"] == "rule"
 
 
-def test_the_baseline_and_the_coupled_variant_are_one_variable_away(tmp_path):
+def test_the_baseline_and_the_coupled_variant_are_one_variable_away(tmp_path, example_overrides):
     for estimator in ("grpo", "tiar_coupled"):
-        args = _overrides(tmp_path, ESTIMATOR=estimator, LAMBDA="0.5")
+        args = example_overrides(tmp_path, ESTIMATOR=estimator, LAMBDA="0.5")
         assert f"algorithm.adv_estimator={estimator}" in args and "+algorithm.tiar_lambda=0.5" in args

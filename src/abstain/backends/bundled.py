@@ -23,7 +23,8 @@ import os
 import shutil
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from functools import lru_cache
 from importlib import util
 from pathlib import Path
@@ -101,13 +102,38 @@ def publish(final: Path, write: Callable[[Path], dict[str, Any]]) -> None:
     """Build a cached model folder atomically: ``write(tmp)`` fills a temporary folder next to ``final`` and
     returns the record for its done marker; the folder is then renamed to ``final`` (world-readable).
 
-    Crashed builds' temporary folders are removed first; if another process publishes ``final`` first,
-    its copy wins. Example: ``publish(root / "my-model", lambda tmp: save_into(tmp) or {"source": "x"})``.
+    Crashed builds' temporary folders are removed first; processes on one machine build one at a time (a lock
+    file beside ``final``), and a process that finds ``final`` finished once it holds the lock builds nothing;
+    elsewhere, if another process publishes ``final`` first, its copy wins.
+    Example: ``publish(root / "my-model", lambda tmp: save_into(tmp) or {"source": "x"})``.
     """
+    final.parent.mkdir(parents=True, exist_ok=True)
+    with _build_lock(final):
+        if not (final / _DONE).exists():
+            _publish(final, write)
+
+
+@contextmanager
+def _build_lock(final: Path) -> Iterator[None]:
+    """An exclusive lock on ``.lock-<name>`` beside ``final`` (released when its holder exits, even by a kill)."""
+    import fcntl
+
+    with open(final.parent / f".lock-{final.name}", "a+b") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _publish(final: Path, write: Callable[[Path], dict[str, Any]]) -> None:
     _remove_stale(final)
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.name}.", dir=final.parent))
     try:
         record = write(tmp)
+        if not (tmp / "config.json").exists() or not any(tmp.glob("*.safetensors")):
+            raise RuntimeError(f"{final.name}: the model's weights were not written (transformers saves only on rank 0 "
+                               "of a torch.distributed job): build the cache on one process first")
         (tmp / _DONE).write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
         for path in (tmp, *tmp.iterdir()):
             path.chmod(0o755 if path.is_dir() else 0o644)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +12,7 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from abstain.cli.common import console, fail, friendly_errors
+from abstain.train.distributed import MainProcessFailed, is_main_process, quiet_replica
 from abstain.train.recipe import load_recipe, shipped_recipes
 from abstain.train.runner import TrainResult
 from abstain.train.trainers import train
@@ -35,7 +38,7 @@ class TrainProgress:
         self.progress = Progress(
             TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
             TextColumn("ETA"), TimeRemainingColumn(), TextColumn("{task.fields[info]}"),
-            console=console, disable=os.environ.get("ABSTAIN_NO_PROGRESS") == "1",
+            console=console, disable=os.environ.get("ABSTAIN_NO_PROGRESS") == "1" or not is_main_process(),
         )
 
     def __enter__(self) -> TrainProgress:
@@ -62,12 +65,16 @@ class TrainProgress:
 
 
 def _show_training_notes() -> None:
-    """Show what the trainers say at INFO (e.g. the GRPO reward's always-abstain margin) on the console."""
+    """Show what the trainers say at INFO (e.g. the GRPO reward's always-abstain margin) on the console: on the
+    main process (the others show errors only)."""
     import logging
 
     from rich.logging import RichHandler
 
     logger = logging.getLogger("abstain.train")
+    if not is_main_process():
+        quiet_replica()
+        return
     if not any(isinstance(h, RichHandler) for h in logger.handlers):
         handler = RichHandler(console=console, show_time=False, show_path=False, markup=False)
         logger.addHandler(handler)
@@ -80,11 +87,27 @@ def _out(recipe: Any, out: Path | None) -> Path:
 
 
 def _finish(result: TrainResult) -> None:
+    if not is_main_process():
+        return
     if not result.complete:
         console.print(f"stopped after step {result.steps} -> {result.final}; continue with --resume")
         return
     console.print(f"trained {result.steps} steps -> {result.final}")
     console.print(f"evaluate it: abstain eval --model hf:{result.final} --suite heldout --out {result.out}/eval")
+
+
+def _say_stage(name: str, state: str) -> None:
+    if is_main_process():
+        console.print(f"stage {name}: {state}")
+
+
+@contextmanager
+def _replica_exit() -> Iterator[None]:
+    """On the other processes, a failure of the main one (which printed it) ends this one quietly."""
+    try:
+        yield
+    except MainProcessFailed:
+        raise typer.Exit(2) from None
 
 
 def register(app: typer.Typer) -> None:
@@ -93,7 +116,7 @@ def register(app: typer.Typer) -> None:
 
     def _train(kind: str, recipe: str, set_: list[str] | None, out: Path | None, resume: bool,
                **options: Any) -> None:
-        with friendly_errors():
+        with friendly_errors(), _replica_exit():
             loaded = load_recipe(recipe, set_ or [], kind=kind)
             folder = _out(loaded, out)
             with TrainProgress() as bars:
@@ -131,13 +154,13 @@ def register(app: typer.Typer) -> None:
                                                     "it (their folders are replaced); without it, it is refused."),
                  judge_base_url: str | None = JudgeUrlOpt, judge_api_key: str | None = JudgeKeyOpt) -> None:
         """Run a pipeline recipe's stages in order (e.g. cpu-demo: SFT, then GRPO); rerun to resume."""
-        with friendly_errors():
+        with friendly_errors(), _replica_exit():
             loaded = load_recipe(recipe, kind="pipeline")
             folder = _out(loaded, out)
             with TrainProgress() as bars:
                 try:
                     result = train(loaded, folder, progress=lambda name, kind: bars.stage(f"{name} ({kind})"),
-                                   on_stage=lambda name, state: console.print(f"stage {name}: {state}"),
+                                   on_stage=_say_stage,
                                    rerun_changed=rerun_changed, judge_server=(judge_base_url, judge_api_key))
                 except KeyboardInterrupt:
                     raise fail(f"interrupted; rerun the same command to continue {folder}", code=130) from None

@@ -70,7 +70,17 @@ from abstain.train.advantages import (
 from abstain.train.recipe import GRPORecipe
 from abstain.train.reward_inputs import SCORED_COLUMN, completion_text, items_from_columns
 from abstain.train.rewards import RewardFunction, make_reward
-from abstain.train.runner import ProgressFn, TrainResult, build_config, finish, policy, start, training_arguments
+from abstain.train.distributed import main_first
+from abstain.train.runner import (
+    ProgressFn,
+    TrainResult,
+    TrainRun,
+    build_config,
+    finish,
+    policy,
+    start,
+    training_arguments,
+)
 
 try:
     import torch
@@ -82,7 +92,7 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 if TYPE_CHECKING:  # pragma: no cover
     from abstain.train.rollout import VLLMRollout
 
-__all__ = ["AbstainGRPOConfig", "AbstainGRPOTrainer"]
+__all__ = ["AbstainGRPOConfig", "AbstainGRPOTrainer", "grpo_trainer", "run_grpo"]
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +121,7 @@ class AbstainGRPOConfig(GRPOConfig):
     rollout_eager: bool = field(default=False, metadata={"help": "vllm rollout: no torch.compile (starts faster)"})
     dynamic_sampling: bool = field(default=False, metadata={
         "help": "DAPO-style: drop every group whose completions all got the same reward (and no TIAR bonus) from "
-                "the batch the loss sees; one process, steps_per_generation 1"})
+                "the batch the loss sees (the same groups on every process); steps_per_generation 1"})
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -169,6 +179,12 @@ class AbstainGRPOTrainer(GRPOTrainer):
         #: the vLLM engine that samples the completions (``rollout: vllm``), else None: TRL's own generate
         self.rollout: VLLMRollout | None = None
         if args.rollout == "vllm":
+            if self.accelerator.num_processes > 1 and torch.cuda.is_available():
+                raise ValueError(
+                    "rollout: vllm runs one in-process engine per process, which is tested on CPUs only: on several "
+                    "GPUs each engine would not be pinned to its process's GPU. Use TRL's vLLM there (rollout: "
+                    "transformers, trl: {use_vllm: true, vllm_mode: colocate}) or veRL (examples/verl; "
+                    "docs/distributed.md)")
             from abstain.backends.vllm import VLLMOptions
             from abstain.train.rollout import RolloutConfig, VLLMRollout
 
@@ -196,7 +212,8 @@ class AbstainGRPOTrainer(GRPOTrainer):
                                                  has_tool_images)
         step = self.state.global_step
         self.rollout.sync(self.accelerator.unwrap_model(self.model), step)  # the policy as it is now
-        return self.rollout.sample(prompt_ids, step), None  # None: TRL scores the tokens with the policy itself
+        offset = self.accelerator.process_index * len(prompt_ids)  # this slice's place in the gathered batch
+        return self.rollout.sample(prompt_ids, step, offset=offset), None  # None: TRL scores them with the policy
 
     # -- one scoring per step: the rewards, the outcomes, the coupled reward and the TIAR bonus ------
 
@@ -269,22 +286,33 @@ class AbstainGRPOTrainer(GRPOTrainer):
         """DAPO's dynamic sampling without the refill: the rows of groups whose rewards (as TRL normalized them)
         are all equal and got no TIAR bonus leave the batch, so they neither dilute the loss's token
         normalization nor pull through the KL term. A batch with no such group is returned as it is; one with
-        nothing else keeps every row (their advantages are all 0)."""
-        if self.accelerator.num_processes != 1:
-            raise ValueError("dynamic_sampling runs on one process (use veRL's algorithm.filter_groups on several)")
+        nothing else keeps every row (their advantages are all 0).
+
+        On N processes the groups are judged on the gathered batch, so every process drops the same groups
+        (a group split over processes leaves each of them), and the loss's token count is the kept tokens of all
+        processes. A process left with no row keeps one whose tokens are all masked out: it runs the same
+        forward and backward as the others (gradients are averaged over processes) and adds nothing to the loss.
+        """
         g = step.group_size
-        rewards = combine_rewards(step.used, self.reward_weights).view(-1, g)
+        rewards = combine_rewards(step.used, self.reward_weights).view(-1, g)  # gathered: the same on every process
         uniform = (rewards.max(dim=1).values - rewards.min(dim=1).values <= 1e-9) & (step.bonus.view(-1, g) == 0).all(1)
         metrics = self._abstain_metrics[self._mode()]
         metrics["abstain/dropped_groups"].append(float(uniform.float().mean()))
         if not uniform.any() or uniform.all():
             return output, None
-        keep = (~uniform).repeat_interleave(g).to(output["advantages"].device)
-        n = len(keep)
+        n = len(output["advantages"])
+        index = self.accelerator.process_index
+        keep = (~uniform).repeat_interleave(g)[index * n:(index + 1) * n].to(output["advantages"].device)
+        silent = not bool(keep.any())
+        if silent:
+            keep[0] = True
         out = {k: (v[keep] if isinstance(v, torch.Tensor) and v.dim() > 0 and len(v) == n else v)
                for k, v in output.items()}
-        out["num_items_in_batch"] = out["completion_mask"].sum().to(output["num_items_in_batch"].dtype)
-        return out, keep.nonzero().flatten().cpu()
+        if silent:
+            out["completion_mask"] = torch.zeros_like(out["completion_mask"])
+        mask = out["completion_mask"] if out.get("tool_mask") is None else out["completion_mask"] * out["tool_mask"]
+        out["num_items_in_batch"] = self.accelerator.gather(mask.sum()).sum().to(output["num_items_in_batch"].dtype)
+        return out, (torch.empty(0, dtype=torch.long) if silent else keep.nonzero().flatten().cpu())
 
     def _record_step(self, step: _ScoredStep, advantages: Any) -> None:
         """This step's ``abstain/`` metrics (over the gathered batch), kept until the next :meth:`log`."""
@@ -374,9 +402,18 @@ def run_grpo(recipe: GRPORecipe, out: str, resume: bool = False, progress: Progr
 
     ``judge_server``: (URL, key) of an LLM judge the recipe names (never recorded).
     """
+    run, checkpoint = start(recipe, out, resume, until)
+    trainer = grpo_trainer(recipe, run, progress, judge_server)
+    return finish(trainer, run, recipe, checkpoint)
+
+
+def grpo_trainer(recipe: GRPORecipe, run: TrainRun, progress: ProgressFn | None = None,
+                 judge_server: tuple[str | None, str | None] = (None, None),
+                 trainer_class: type[AbstainGRPOTrainer] | None = None) -> AbstainGRPOTrainer:
+    """The trainer :func:`run_grpo` trains (``trainer_class``: a subclass of :class:`AbstainGRPOTrainer`), for a
+    run folder :func:`~abstain.train.runner.start` prepared; :func:`~abstain.train.runner.finish` trains it."""
     from abstain.train.data import prompt_dataset
 
-    run, checkpoint = start(recipe, out, resume, until)
     items = recipe.data.load()
     reward = make_reward(recipe.reward, protocol=recipe.protocol, judge=recipe.judge_config(), **recipe.reward_config)
     if recipe.judge_config().uses_llm:
@@ -389,9 +426,8 @@ def run_grpo(recipe: GRPORecipe, out: str, resume: bool = False, progress: Progr
         beta=recipe.beta, loss_type=recipe.loss_type, scale_rewards=recipe.scale_rewards, rollout=recipe.rollout,
         dynamic_sampling=recipe.dynamic_sampling,
     ))
-    _report_margin(reward, items, run.path)
+    main_first(lambda: _report_margin(reward, items, run.path))
     model, peft_config = policy(recipe)
-    trainer = AbstainGRPOTrainer(model=model, reward_funcs=[reward], args=args,
-                                 train_dataset=prompt_dataset(items, recipe.protocol), peft_config=peft_config,
-                                 callbacks=run.callbacks(progress))
-    return finish(trainer, run, recipe, checkpoint)
+    return (trainer_class or AbstainGRPOTrainer)(
+        model=model, reward_funcs=[reward], args=args, train_dataset=prompt_dataset(items, recipe.protocol),
+        peft_config=peft_config, callbacks=run.callbacks(progress))

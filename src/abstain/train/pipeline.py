@@ -5,7 +5,8 @@ stage continues the SFT stage's adapter with ``adapter={out}/sft``. A stage whos
 trained with the recipe its ``final/abstain_train.json`` records: it is reused only when that is the
 stage's recipe now. An edited stage is refused, naming the fields that changed — or, with
 ``rerun_changed``, trained again together with every stage after it (they build on it). A stage with
-checkpoints resumes from the last complete one; ``pipeline.json`` records the stages' results.
+checkpoints resumes from the last complete one; ``pipeline.json`` records the stages' results. On N
+processes every process runs every stage; the main one writes the records.
 
 Example::
 
@@ -22,8 +23,9 @@ from typing import Any
 
 from abstain.runs import differences
 from abstain.schema import DataError, write_json
+from abstain.train.distributed import barrier, main_first
 from abstain.train.recipe import PipelineRecipe, Recipe
-from abstain.train.runner import ProgressFn, TrainResult, TrainRun, read_json_record
+from abstain.train.runner import ProgressFn, TrainResult, TrainRun, join_processes, read_json_record
 
 __all__ = ["StageTrainer", "run_pipeline"]
 
@@ -50,6 +52,7 @@ def run_pipeline(pipeline: PipelineRecipe, out: str, train_stage: StageTrainer,
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     stages = pipeline.stage_recipes(str(folder))  # every stage validated before anything trains
+    join_processes(*(recipe for _, recipe in stages))
     record: dict[str, Any] = {"pipeline": pipeline.model_dump(mode="json"), "stages": {}}
     if (folder / "pipeline.json").exists():  # a resumed pipeline keeps what the earlier sessions recorded
         record["stages"] = read_json_record(folder / "pipeline.json").get("stages", {})
@@ -65,7 +68,8 @@ def run_pipeline(pipeline: PipelineRecipe, out: str, train_stage: StageTrainer,
                 + "): pass --rerun-changed to train it and the stages after it again, or choose another --out")
         for later, _ in stages[first_changed:]:
             if (folder / later.name).exists():
-                shutil.rmtree(folder / later.name)
+                barrier()  # every process has seen the folder before the main one removes it
+                main_first(lambda name=later.name: shutil.rmtree(folder / name))
                 record["stages"].pop(later.name, None)
                 if on_stage:
                     on_stage(later.name, "changed: removed to train again")
@@ -85,7 +89,7 @@ def run_pipeline(pipeline: PipelineRecipe, out: str, train_stage: StageTrainer,
         results.append(result)
         record["stages"][stage.name] = {"steps": result.steps, "seconds": round(time.time() - start, 1),
                                         "final": str(result.final.relative_to(folder))}
-        write_json(folder / "pipeline.json", record)
+        main_first(lambda: write_json(folder / "pipeline.json", record))
         if on_stage:
             on_stage(stage.name, "done")
     last = results[-1]

@@ -202,8 +202,12 @@ class Recipe(BaseModel):
     learning_rate: float = Field(gt=0, description="peak learning rate")
     lr_scheduler: str = Field(default="linear", description="transformers scheduler name")
     warmup_ratio: float = Field(default=0.0, ge=0, lt=1)
-    batch_size: int = Field(ge=1, description="rows per optimizer step (per device, before accumulation)")
-    gradient_accumulation_steps: int = Field(default=1, ge=1)
+    batch_size: int = Field(ge=1, description="the global batch: rows per optimizer step over all processes (GRPO: "
+                            "completions; SFT / DPO: examples), split over the processes (abstain.train.distributed)")
+    micro_batch_size: int | None = Field(default=None, ge=1, description="rows per process per forward pass: the "
+                                         "gradient accumulation follows (default: batch_size / processes)")
+    gradient_accumulation_steps: int = Field(default=1, ge=1, description="forward passes per optimizer step "
+                                             "(with micro_batch_size: leave it at 1, it follows)")
     max_grad_norm: float = Field(default=1.0, gt=0)
     weight_decay: float = Field(default=0.0, ge=0)
     lora: LoraSpec | None = Field(default=None, description="LoRA settings, or null for a full fine-tune")
@@ -211,7 +215,8 @@ class Recipe(BaseModel):
                                 "or an adapter folder) on top of `model`")
     save_steps: int = Field(default=50, ge=1, description="checkpoint every N steps (--resume starts there)")
     save_total_limit: int = Field(default=2, ge=1)
-    threads: int = Field(default=2, ge=1, description="torch CPU threads")
+    threads: int = Field(default=2, ge=1, description="torch CPU threads of the machine (N processes on it: "
+                         "threads // N each)")
     trl: dict[str, Any] = Field(default_factory=dict, description="any other field of the TRL config, as is")
 
     @field_validator("protocol")
@@ -227,6 +232,10 @@ class Recipe(BaseModel):
             raise ValueError("give exactly one of steps or epochs")
         if self.adapter is not None and self.lora is not None:
             raise ValueError("give lora (a new adapter) or adapter (continue one), not both")
+        split = sorted({"per_device_train_batch_size", "gradient_accumulation_steps"} & set(self.trl))
+        if split:
+            raise ValueError(f"trl: {', '.join(split)} is abstain's to set: give the global batch_size, and "
+                             "micro_batch_size or gradient_accumulation_steps, in the recipe itself")
         return self
 
 

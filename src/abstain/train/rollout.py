@@ -90,11 +90,16 @@ class VLLMRollout:
         digest = zlib.crc32(bytes(str(list(prompt_ids)), "utf-8"))
         return (digest + 1_000_003 * position + 7_919 * step + 104_729 * self.config.seed) % (2**31 - 1)
 
-    def sample(self, prompt_ids: Sequence[Sequence[int]], step: int, greedy: bool = False) -> list[list[int]]:
-        """One completion per prompt (a GRPO batch repeats each prompt once per generation), in order."""
+    def sample(self, prompt_ids: Sequence[Sequence[int]], step: int, greedy: bool = False,
+               offset: int = 0) -> list[list[int]]:
+        """One completion per prompt (a GRPO batch repeats each prompt once per generation), in order.
+
+        ``offset``: the position of the first prompt in the whole batch. On N processes each drives its own
+        engine on its slice, and a group split over two processes must not get the same seed twice.
+        """
         c = self.config
         return self.engine.generate_tokens([
-            TokenRequest(ids, c.max_tokens, 0.0 if greedy else c.temperature, c.top_p, self.seed(step, i, ids))
+            TokenRequest(ids, c.max_tokens, 0.0 if greedy else c.temperature, c.top_p, self.seed(step, offset + i, ids))
             for i, ids in enumerate(prompt_ids)])
 
     def close(self) -> None:

@@ -37,6 +37,15 @@ import yaml
 
 from abstain.runs import RunDir
 from abstain.schema import DataError, read_lines, write_json, write_text
+from abstain.train.distributed import (
+    BatchSplit,
+    World,
+    barrier,
+    init_processes,
+    main_first,
+    recipe_split,
+    warn_single_process_launch,
+)
 from abstain.train.lm_head import compact_lm_head
 from abstain.train.recipe import Recipe
 
@@ -117,24 +126,44 @@ class TrainResult:
 
 
 class TrainRun:
-    """One training run's folder (see the module docstring)."""
+    """One training run's folder (see the module docstring).
+
+    On N processes only the main one writes it (:mod:`abstain.train.distributed`); ``split`` is how the
+    recipe's global batch is cut over them (set by :func:`start`).
+    """
 
     def __init__(self, out: str | os.PathLike[str]) -> None:
         self.path = Path(out)
         self.until: int | None = None  # stop after this step (see start)
         self.checkpoints = self.path / CHECKPOINTS
         self.final = self.path / FINAL
+        self.split: BatchSplit | None = None
 
     def record(self, recipe: Recipe) -> dict[str, Any]:
-        return {"recipe": recipe.model_dump(mode="json"), "kind": recipe.kind}
+        out: dict[str, Any] = {"recipe": recipe.model_dump(mode="json"), "kind": recipe.kind}
+        if self.split is not None:
+            out["distributed"] = self.split.record()
+        return out
 
     def prepare(self, recipe: Recipe, resume: bool) -> str | None:
         """Create or check the folder; the checkpoint to resume from (None: start afresh).
 
         With ``resume``, checkpoints a kill left half-written are removed (with a warning) and the run
-        continues from the last complete one.
+        continues from the last complete one. On N processes the main one does this while the others wait;
+        then each finds the same checkpoint.
         """
-        RunDir(self.path).prepare(self.record(recipe))
+        main_first(lambda: self._prepare_folder(recipe, resume))
+        last = self.last_checkpoint()
+        return str(last) if last is not None and resume else None
+
+    def _prepare_folder(self, recipe: Recipe, resume: bool) -> None:
+        config = self.path / "config.json"
+        before = read_json_record(config) if config.exists() else {}
+        # a folder from an abstain that recorded no split ran on one process with per_device = batch_size:
+        # the same split as now when this is one process without accumulation
+        same = self.split is None or (self.split.world_size == 1 and self.split.accumulation == 1)
+        RunDir(self.path).prepare(self.record(recipe),
+                                  ignore=("distributed",) if before and "distributed" not in before and same else ())
         write_text(self.path / "recipe.yaml", yaml.safe_dump(recipe.model_dump(mode="json"), sort_keys=False))
         write_json(self.path / "versions.json", versions())
         found = self.checkpoint_folders()
@@ -142,12 +171,17 @@ class TrainRun:
             raise DataError(f"{self.path} already holds {found[-1].name}: pass --resume to continue it, or "
                             "another --out")
         for folder in found:
-            if not checkpoint_complete(folder):
+            if not checkpoint_complete(folder, self.world_size):
                 log.warning("%s: an incomplete checkpoint (the run was killed while writing it): removed; resuming "
                             "from the last complete one", folder)
                 shutil.rmtree(folder)
         last = self.last_checkpoint()
-        return str(last) if last is not None and resume else None
+        # the steps after the checkpoint are trained, and logged, again
+        self.trim_metrics(int(last.name.rsplit("-", 1)[-1]) if last is not None and resume else 0)
+
+    @property
+    def world_size(self) -> int:
+        return self.split.world_size if self.split is not None else 1
 
     def checkpoint_folders(self) -> list[Path]:
         """Every ``checkpoint-<step>`` folder, by step (complete or not)."""
@@ -156,7 +190,7 @@ class TrainRun:
 
     def last_checkpoint(self) -> Path | None:
         """The complete checkpoint of the highest step (see :func:`checkpoint_complete`), or None."""
-        complete = [p for p in self.checkpoint_folders() if checkpoint_complete(p)]
+        complete = [p for p in self.checkpoint_folders() if checkpoint_complete(p, self.world_size)]
         return complete[-1] if complete else None
 
     def read_metrics(self) -> list[dict[str, Any]]:
@@ -174,7 +208,7 @@ class TrainRun:
 
         class _Log(TrainerCallback):
             def on_log(self, args, state, control, logs=None, **kwargs):  # type: ignore[no-untyped-def]
-                if not logs or "train_runtime" in logs:
+                if not logs or "train_runtime" in logs or not state.is_world_process_zero:
                     return
                 row = {"step": state.global_step, **{k: _plain(v) for k, v in logs.items()}}
                 with (run.path / METRICS).open("a", encoding="utf-8") as out:
@@ -185,7 +219,7 @@ class TrainRun:
                     progress(state.global_step, state.max_steps, row)
 
             def on_train_begin(self, args, state, control, **kwargs):  # type: ignore[no-untyped-def]
-                if progress is not None:
+                if progress is not None and state.is_world_process_zero:
                     progress(state.global_step, state.max_steps, {})
 
         return [_Log()]
@@ -239,9 +273,11 @@ def read_json_record(path: Path) -> dict[str, Any]:
     return record
 
 
-def checkpoint_complete(folder: Path) -> bool:
-    """Whether a trainer finished writing ``folder``: its ``trainer_state.json`` (written last) parses and
-    every ``*.safetensors`` file holds all the bytes its header announces.
+def checkpoint_complete(folder: Path, world_size: int = 1) -> bool:
+    """Whether a trainer finished writing ``folder``: its ``trainer_state.json`` (written last by the main
+    process) parses, every ``*.safetensors`` file holds all the bytes its header announces and every RNG state
+    is a whole archive — on N processes one per process (``rng_state_<rank>.pth``), which the other processes
+    may still be writing when the main one has written the trainer state.
 
     Example:
         >>> import tempfile
@@ -257,7 +293,24 @@ def checkpoint_complete(folder: Path) -> bool:
         json.loads((folder / "trainer_state.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return False
-    return all(_safetensors_complete(f) for f in folder.glob("*.safetensors"))
+    if world_size > 1:
+        rng = [folder / f"rng_state_{rank}.pth" for rank in range(world_size)]
+        if not all(p.exists() for p in rng):
+            return False
+    else:
+        rng = [p for p in (folder / "rng_state.pth",) if p.exists()]
+    return all(_safetensors_complete(f) for f in folder.glob("*.safetensors")) and all(map(_archive_complete, rng))
+
+
+def _archive_complete(path: Path) -> bool:
+    """Whether a ``torch.save`` file (a zip archive) was written to its end (its CRCs check)."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return archive.testzip() is None
+    except (OSError, zipfile.BadZipFile):
+        return False
 
 
 def _safetensors_complete(path: Path) -> bool:
@@ -284,13 +337,14 @@ def training_arguments(recipe: Recipe, run: TrainRun, **fields: Any) -> dict[str
     import torch
 
     cuda = torch.cuda.is_available()
+    split = run.split or recipe_split(recipe, World.from_env())
     out: dict[str, Any] = {
         "output_dir": str(run.checkpoints),
         "learning_rate": recipe.learning_rate,
         "lr_scheduler_type": recipe.lr_scheduler,
         "warmup_steps": recipe.warmup_ratio,  # transformers 5: a float in [0, 1) is a ratio of the steps
-        "per_device_train_batch_size": recipe.batch_size,
-        "gradient_accumulation_steps": recipe.gradient_accumulation_steps,
+        "per_device_train_batch_size": split.per_device,
+        "gradient_accumulation_steps": split.accumulation,
         "max_grad_norm": recipe.max_grad_norm,
         "weight_decay": recipe.weight_decay,
         "save_strategy": "steps",
@@ -305,7 +359,10 @@ def training_arguments(recipe: Recipe, run: TrainRun, **fields: Any) -> dict[str
         "report_to": [],
         "disable_tqdm": True,
         "dataloader_num_workers": 0,
+        "log_level_replica": "error",  # the other processes stay quiet (abstain.train.distributed)
     }
+    if split.world_size > 1:  # every trainable parameter takes part in every forward (and torch says so per process)
+        out["ddp_find_unused_parameters"] = False
     if recipe.steps is not None:
         out["max_steps"] = recipe.steps
     else:
@@ -337,11 +394,23 @@ def start(recipe: Recipe, out: str, resume: bool, until: int | None = None) -> t
     if until is not None and until < 1:
         raise ValueError(f"until must be a step >= 1, got {until}")
     set_threads(recipe.threads)
+    warn_single_process_launch()
+    world = World.from_env()
     run = TrainRun(out)
     run.until = until
+    run.split = recipe_split(recipe, world)  # a batch that does not divide fails here, before anything is written
+    join_processes(recipe)
     checkpoint = run.prepare(recipe, resume)
-    run.trim_metrics(int(checkpoint.rsplit("-", 1)[-1]) if checkpoint is not None else 0)  # steps redone are logged again
     return run, checkpoint
+
+
+def join_processes(*recipes: Recipe) -> None:
+    """Join the launched processes (:func:`~abstain.train.distributed.init_processes`; nothing on one process),
+    after building the bundled model's cache if a recipe needs it: once the processes have joined, transformers
+    saves a model only on rank 0, and a cache built on another would lack its weights."""
+    if any(r.model == "bundled" for r in recipes):
+        resolve_model("bundled")
+    init_processes(max(float(r.trl.get("ddp_timeout", 1800)) for r in recipes))
 
 
 def finish(trainer: Any, run: TrainRun, recipe: Recipe, checkpoint: str | None) -> TrainResult:
@@ -354,13 +423,14 @@ def finish(trainer: Any, run: TrainRun, recipe: Recipe, checkpoint: str | None) 
         trainer.add_callback(_stop_at(run.until))
     with compact_lm_head():  # on a CPU, TRL's LM head projects only the completion (abstain.train.lm_head)
         quiet(trainer).train(resume_from_checkpoint=checkpoint)
+    barrier()  # every process's last checkpoint files are written
     if trainer.state.global_step < trainer.state.max_steps:
         last = run.last_checkpoint()
         if last is None:  # pragma: no cover - _stop_at saves before stopping
             raise RuntimeError(f"{run.path}: stopped at step {trainer.state.global_step} without a checkpoint")
         return TrainResult(run.path, last, trainer.state.global_step, run.path / METRICS, complete=False)
-    final = run.save_final(trainer, recipe)
-    return TrainResult(run.path, final, trainer.state.global_step, run.path / METRICS)
+    main_first(lambda: run.save_final(trainer, recipe))
+    return TrainResult(run.path, run.final, trainer.state.global_step, run.path / METRICS)
 
 
 def _stop_at(step: int) -> Any:
@@ -378,12 +448,20 @@ def _stop_at(step: int) -> Any:
 
 
 def set_threads(n: int) -> None:
-    """Torch's CPU threads, and quiet libraries: abstain shows one progress bar and writes metrics.jsonl."""
+    """Torch's CPU threads, and quiet libraries: abstain shows one progress bar and writes metrics.jsonl.
+
+    ``n`` is the machine's: each of the N processes a launcher started on it takes ``n // N`` (at least 1).
+    """
+    import warnings
+
     import torch
     from transformers.utils import logging as hf_logging
 
-    torch.set_num_threads(n)
+    local = int(os.environ.get("LOCAL_WORLD_SIZE", "1") or 1)
+    torch.set_num_threads(max(1, n // max(local, 1)))
     hf_logging.disable_progress_bar()
+    # said by transformers' own Trainer about its own call, on every step of every run: nothing a user can change
+    warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.* is deprecated", category=FutureWarning)
     try:
         import datasets
 

@@ -19,6 +19,7 @@ from typing import Any
 
 from abstain.backends.base import MissingDependencyError
 from abstain.schema import write_json
+from abstain.train.distributed import main_first
 from abstain.train.recipe import SFTRecipe
 from abstain.train.runner import ProgressFn, TrainResult, build_config, finish, policy, start, training_arguments
 
@@ -59,7 +60,10 @@ def run_sft(recipe: SFTRecipe, out: str, resume: bool = False, progress: Progres
     if recipe.validation is not None:
         from abstain.train.validate import validate
 
-        report = validate(trainer.model, trainer.processing_class, recipe.validation.load(), recipe.protocol,
-                          recipe.validation_tokens, resamples=1000)
-        write_json(run.path / "validation.json", report)
+        def validation() -> None:  # on the main process only, as the final model was saved
+            report = validate(trainer.model, trainer.processing_class, recipe.validation.load(), recipe.protocol,
+                              recipe.validation_tokens, resamples=1000)
+            write_json(run.path / "validation.json", report)
+
+        main_first(validation)
     return result

@@ -1,0 +1,84 @@
+"""The tiny GRPO recipe with crafted completions, on however many processes launched it (torchrun, or plain python).
+
+    torchrun --nproc_per_node 2 tests/grpo_ranks.py OUT [--set key=value ...]
+
+Trains ``tiny-grpo`` (with the overrides) into ``OUT/run`` through abstain's own path (``start`` ->
+``grpo_trainer`` -> ``finish``), except that each sampled completion is replaced by a crafted one: the completion at
+position j of the group of item k is ``PATTERNS[k][j]`` (a correct answer, a wrong one or "I don't know"), so
+abstentions sit in groups that also answer, one group is all wrong (dynamic sampling drops it), and with a
+per-process batch that is not a multiple of the group size, groups are split over processes. Each process
+writes what it computed at every step to ``OUT/rank-<r>.json``: its slice of the advantages (TRL's, the TIAR
+bonus, the ones the loss used), the gathered rewards and outcomes, the rows it kept.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+IDK = "\\boxed{I don't know.}"
+#: by item (in the data's order): what each position of its group says
+PATTERNS = [("idk", "right", "wrong", "wrong"), ("idk", "idk", "right", "right"), ("wrong",) * 4,
+            ("idk", "wrong", "right", "idk")]
+
+
+def main(out: Path, overrides: list[str]) -> None:
+    from abstain.train.distributed import World
+    from abstain.train.grpo import AbstainGRPOTrainer, grpo_trainer
+    from abstain.train.recipe import load_recipe
+    from abstain.train.runner import finish, start
+
+    recipe = load_recipe("tiny-grpo", overrides)
+    items = recipe.data.load()
+
+    class Crafted(AbstainGRPOTrainer):
+        """The policy's samples replaced by PATTERNS (the global position in the batch gives the group position)."""
+
+        steps: list[dict] = []
+
+        def _generate_single_turn(self, prompt_ids, images, multimodal_fields, num_generations, has_tool_images=False):
+            super()._generate_single_turn(prompt_ids, images, multimodal_fields, num_generations, has_tool_images)
+            tok = self.processing_class  # the policy sampled as usual (on every process); then PATTERNS replace it
+            offset = self.accelerator.process_index * len(prompt_ids)
+            out = []
+            for i, prompt in enumerate(tok.batch_decode(prompt_ids)):
+                k = next(k for k, item in enumerate(items) if item.question in prompt)
+                say = PATTERNS[k % len(PATTERNS)][(offset + i) % num_generations]
+                answer = items[k].answers[0] if items[k].answers else "7"
+                text = {"idk": IDK, "right": f"\\boxed{{{answer}}}", "wrong": "\\boxed{123456789}"}[say]
+                out.append(tok.encode(text, add_special_tokens=False) + [self.eos_token_ids[0]])
+            return out, None
+
+        def _generate_and_score_completions(self, inputs):
+            output = super()._generate_and_score_completions(inputs)
+            s = self.last_step
+            kept = s["kept_rows"]
+            Crafted.steps.append({
+                "questions": [x["prompt"][-1]["content"] for x in inputs],
+                "responses": [r.response for r in s["rows"]],
+                "outcomes": s["outcomes"], "rewards_per_func": s["rewards_per_func"].tolist(),
+                "trl_rewards_per_func": s["trl_rewards_per_func"].tolist(),
+                "trl_advantages": s["trl_advantages"].tolist(), "tiar_bonus": s["tiar_bonus"].tolist(),
+                "advantages": s["advantages"].tolist(), "group_size": s["group_size"],
+                "process_slice": [s["process_slice"].start, s["process_slice"].stop],
+                "kept_rows": None if kept is None else kept.tolist(),
+                "loss_rows": len(output["advantages"]),
+                "loss_tokens": int(output["completion_mask"].sum()),
+                "num_items_in_batch": float(output["num_items_in_batch"]),
+            })
+            return output
+
+    run, checkpoint = start(recipe, str(out / "run"), resume=False)
+    trainer = grpo_trainer(recipe, run, trainer_class=Crafted)
+    result = finish(trainer, run, recipe, checkpoint)
+    world = World.from_env()
+    (out / f"rank-{world.rank}.json").write_text(json.dumps({
+        "world_size": world.size, "rank": world.rank, "steps": Crafted.steps, "trained": result.steps}))
+
+
+if __name__ == "__main__":
+    args = sys.argv[1:]
+    target = Path(args[0])
+    sets = [a for i, a in enumerate(args[1:]) if args[i] == "--set"]
+    main(target, sets)

