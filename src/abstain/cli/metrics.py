@@ -8,14 +8,9 @@ import typer
 from rich.table import Table
 
 from abstain.cli.common import fail, friendly_errors, out_console, write_json
-from abstain.metrics import MetricsConfig, compute_metrics
+from abstain.metrics import HEADLINE, MetricsConfig, compute_metrics
 from abstain.schema import ScoredRow, read_jsonl, response_key
 
-HEADLINE = (
-    "ua.acc", "ua.du_f1", "ua.mu_f1", "ua.avg_f1", "r1.a_acc", "r1.a_fu", "r1.u_ref", "r1.discrimination",
-    "r1.discrimination_within_count", "cue.le2_discrimination", "cue.best_discrimination", "r1.u_clar",
-    "aca.behavior_score", "aca.idk_score", "ab.f1", "ab.precision", "ab.recall",
-)
 
 
 #: how undefined values show: UA-Bench's released code gives 0, the other families null (—)

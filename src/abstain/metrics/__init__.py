@@ -5,12 +5,13 @@ Pure functions over scored rows; nothing here imports a backend or a judge.
 
 from abstain.metrics.aca import BEHAVIOR_REWARD, BEHAVIOR_SCORE, BehaviorValues, aca_metrics
 from abstain.metrics.ab import ab_metrics
-from abstain.metrics.compute import MetricsConfig, compute_metrics, metric_block
+from abstain.metrics.compute import HEADLINE, MetricsConfig, compute_metrics, metric_block
 from abstain.metrics.r1 import r1_metrics
 from abstain.metrics.ua import ua_metrics
 
 __all__ = [
     "BEHAVIOR_REWARD",
+    "HEADLINE",
     "BEHAVIOR_SCORE",
     "BehaviorValues",
     "MetricsConfig",

@@ -34,7 +34,14 @@ from abstain.metrics.ua import ua_metrics
 from abstain.metrics.within_count import cue_baselines, within_count
 from abstain.schema import JUDGED_FIELDS, ScoredRow, dataset_of
 
-__all__ = ["FAMILIES", "Family", "MetricsConfig", "compute_metrics", "metric_block"]
+__all__ = ["HEADLINE", "FAMILIES", "Family", "MetricsConfig", "compute_metrics", "metric_block"]
+
+#: the metrics every summary shows first (``abstain metrics``, ``eval``, ``compare``, the harness tasks' tables)
+HEADLINE = (
+    "ua.acc", "ua.du_f1", "ua.mu_f1", "ua.avg_f1", "r1.a_acc", "r1.a_fu", "r1.u_ref", "r1.discrimination",
+    "r1.discrimination_within_count", "cue.le2_discrimination", "cue.best_discrimination", "r1.u_clar",
+    "aca.behavior_score", "aca.idk_score", "ab.f1", "ab.precision", "ab.recall",
+)
 
 Value = float | int | list[float] | None
 
