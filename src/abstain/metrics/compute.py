@@ -30,8 +30,8 @@ from abstain.metrics.ab import ab_accuracy, ab_metrics
 from abstain.metrics.counts import Counts, kept
 from abstain.metrics.macro import macro_metrics
 from abstain.metrics.r1 import r1_clarification_metrics, r1_metrics, r1_refusal_metrics
-from abstain.metrics.ua import ua_metrics
-from abstain.metrics.within_count import cue_baselines, within_count
+from abstain.metrics.ua import du_discrimination_metrics, ua_metrics
+from abstain.metrics.within_count import WITHIN_COUNT_KEYS, cue_baselines, within_count
 from abstain.schema import JUDGED_FIELDS, ScoredRow, dataset_of
 
 __all__ = ["HEADLINE", "FAMILIES", "Family", "MetricsConfig", "compute_metrics", "metric_block"]
@@ -39,7 +39,8 @@ __all__ = ["HEADLINE", "FAMILIES", "Family", "MetricsConfig", "compute_metrics",
 #: the metrics every summary shows first (``abstain metrics``, ``eval``, ``compare``, the harness tasks' tables)
 HEADLINE = (
     "ua.acc", "ua.du_f1", "ua.mu_f1", "ua.avg_f1", "r1.a_acc", "r1.a_fu", "r1.u_ref", "r1.discrimination",
-    "r1.discrimination_within_count", "cue.le2_discrimination", "cue.best_discrimination", "r1.u_clar",
+    "r1.discrimination_within_count", "ua.du_discrimination", "ua.du_discrimination_within_count",
+    "cue.le2_discrimination", "cue.best_discrimination", "r1.u_clar",
     "aca.behavior_score", "aca.idk_score", "ab.f1", "ab.precision", "ab.recall",
 )
 
@@ -85,6 +86,7 @@ class Family:
 #: every metric family, in output order, with the judged fields each one reads
 FAMILIES: tuple[Family, ...] = (
     Family("ua", lambda c, cfg, clar: ua_metrics(c), ("correct",)),
+    Family("ua", lambda c, cfg, clar: du_discrimination_metrics(c), ()),
     Family("r1", lambda c, cfg, clar: r1_metrics(c), ("correct",)),
     Family("r1", lambda c, cfg, clar: r1_refusal_metrics(c), ()),
     Family("r1", lambda c, cfg, clar: r1_clarification_metrics(c, clar), ("clarification_correct",)),
@@ -139,10 +141,11 @@ def _with_cis(
 def metric_block(rows: Sequence[ScoredRow], config: MetricsConfig, prefix: str = "") -> dict[str, Value]:
     """Every metric family, ACA per perturbation, and the counts for one group of rows."""
     out = _with_cis(rows, config, prefix)
-    point, boot = within_count(rows, config.resamples, np.random.default_rng([config.seed, *f"w:{prefix}".encode()]))
-    out["r1.discrimination_within_count"] = point
-    out["r1.discrimination_within_count_ci"] = (
-        _interval(boot, config.confidence) if boot is not None and point is not None else None)
+    for key, stream in WITHIN_COUNT_KEYS.items():
+        rng = np.random.default_rng([config.seed, *f"{stream}:{prefix}".encode()])
+        point, boot = within_count(rows, config.resamples, rng, key)
+        out[key] = point
+        out[f"{key}_ci"] = _interval(boot, config.confidence) if boot is not None and point is not None else None
     out.update(cue_baselines(rows, config.resamples, config.seed, config.confidence, prefix))
     unanswerable = [r for r in rows if r.label == "unanswerable"]
     for name in sorted({r.perturbation for r in unanswerable if r.perturbation}):

@@ -5,8 +5,8 @@ correlated: most items get the same decision from both. Their separate 95% CIs o
 better on nearly every resample, so the question "is B better than A?" needs the CI of the *difference*
 with both runs resampled together: every bootstrap draw takes the same items from A and from B
 (:class:`PairedCounts`). The items are those whose id both runs scored; the resampling unit is the item,
-as for every metric's own CI (:mod:`abstain.metrics.counts`). ``r1.discrimination_within_count`` is
-resampled within its numeral-count bins with the bins' weights fixed, as its own CI is
+as for every metric's own CI (:mod:`abstain.metrics.counts`). ``r1.discrimination_within_count`` (and
+``ua.du_discrimination_within_count``) is resampled within its numeral-count bins with the bins' weights fixed, as its own CI is
 (:mod:`abstain.metrics.within_count`).
 
 Example:
@@ -34,12 +34,10 @@ import numpy as np
 
 from abstain.metrics.compute import FAMILIES, MetricsConfig, _interval, _point
 from abstain.metrics.counts import SHAPE, kept, row_cell
-from abstain.metrics.within_count import _bins, _discrimination
+from abstain.metrics.within_count import WITHIN_COUNT_KEYS, _bins, discrimination_of
 from abstain.schema import ScoredRow
 
 __all__ = ["PAIRED_KEYS", "PairedConfig", "PairedCounts", "PairedDelta", "paired_delta", "paired_values"]
-
-WITHIN_COUNT = "r1.discrimination_within_count"
 
 
 @dataclass(frozen=True)
@@ -85,7 +83,7 @@ def _family_of(key: str):  # type: ignore[no-untyped-def]
 #: every key :func:`paired_delta` computes: the count-tensor families' metrics and the within-count one
 PAIRED_KEYS: tuple[str, ...] = tuple(dict.fromkeys(
     [f"{f.prefix}.{name}" for f in FAMILIES for name in f.fn(np.zeros(SHAPE), MetricsConfig(resamples=0), True)]
-    + [WITHIN_COUNT]))
+    + list(WITHIN_COUNT_KEYS)))
 
 
 @dataclass
@@ -139,8 +137,8 @@ def paired_values(rows_a: Sequence[ScoredRow], rows_b: Sequence[ScoredRow], key:
     arrays of independently resampled parts, e.g. two datasets).
     """
     rng = np.random.default_rng([config.seed, *key.encode()])
-    if key == WITHIN_COUNT:
-        return _within_count(rows_a, rows_b, config.resamples, rng)
+    if key in WITHIN_COUNT_KEYS:
+        return _within_count(rows_a, rows_b, config.resamples, rng, key)
     family = _family_of(key)
     if family is None:
         raise ValueError(f"{key!r} has no paired difference; one of: {', '.join(PAIRED_KEYS)}")
@@ -162,8 +160,9 @@ def paired_values(rows_a: Sequence[ScoredRow], rows_b: Sequence[ScoredRow], key:
 
 
 def _within_count(rows_a: Sequence[ScoredRow], rows_b: Sequence[ScoredRow], resamples: int,
-                  rng: np.random.Generator) -> tuple[float | None, float | None, np.ndarray | None, int]:
-    """The within-count discrimination of A and B and its paired bootstrap, resampled bin by bin."""
+                  rng: np.random.Generator, key: str) -> tuple[float | None, float | None, np.ndarray | None, int]:
+    """A within-count discrimination (``key``) of A and B and its paired bootstrap, resampled bin by bin."""
+    _discrimination = discrimination_of(key)
     shared = {r.id for r in rows_a} & {r.id for r in rows_b}
     bins = _bins([r for r in rows_a if r.id in shared])  # the same items, so the same bins and weights for B
     if not bins:

@@ -19,6 +19,14 @@ weigh equally::
     balanced_accuracy = (TP_mu / (TP_mu + FN_mu) + TP_du / (TP_du + FP_mu)) / 2
     du_rate, mu_rate  = TP_du / N, TP_mu / M        (the plain detection rates; not in the official code)
 
+Not in the official code either, and **not** under its ``safe_div`` (undefined, ``null``, without both labels):
+``ua.du_discrimination = P(DATA_UNCERTAIN | unanswerable) − P(DATA_UNCERTAIN | answerable) = TP_du/N − FP_du/|A|``
+(:func:`du_discrimination_metrics`), the skill of saying a premise is missing *whatever the model can solve*:
+an answerable item the model cannot solve is rightly MODEL_UNCERTAIN, never DATA_UNCERTAIN. It reads only the
+decision, so a judge error on ``correct`` does not drop the row. Its version within numeral-count bins is
+``ua.du_discrimination_within_count`` (:mod:`abstain.metrics.within_count`), and the cue baseline "box
+DATA_UNCERTAIN iff <= 2 numerals" scores exactly ``cue.le2_discrimination`` (the same rule, the same formula).
+
 As in the official code, **every division by zero gives 0** (its ``safe_div``), not the ``null`` the other
 families report: a UA-Bench number is never undefined, so read ``n.answerable`` / ``n.unanswerable`` to
 tell "no rows" from "zero". ``balanced_accuracy``'s second term is the official code's (TN = TP_du,
@@ -43,9 +51,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from abstain.metrics.counts import ANS, CORRECT, DU, MU, UNANS, count, total
+from abstain.metrics.counts import ANS, CORRECT, DU, MU, UNANS, count, ratio, total
 
-__all__ = ["safe_div", "ua_metrics"]
+__all__ = ["du_discrimination_metrics", "safe_div", "ua_metrics"]
 
 
 def safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
@@ -102,3 +110,21 @@ def ua_metrics(c: np.ndarray) -> dict[str, np.ndarray]:
         "sd_precision": safe_div(detected, detected + fp_mu_n + fp_du_m),
         "balanced_accuracy": 0.5 * (safe_div(tp_mu, tp_mu + fn_mu) + safe_div(tp_du, tp_du + fp_mu)),
     }
+
+
+def du_discrimination_metrics(c: np.ndarray) -> dict[str, np.ndarray]:
+    """``du_discrimination``: P(DATA_UNCERTAIN | unanswerable) − P(DATA_UNCERTAIN | answerable) (NaN without
+    both labels).
+
+    Example:
+        >>> import numpy as np
+        >>> from abstain.metrics.counts import ANS, ANSWER, DU, FALSE, MU, SHAPE, UNANS
+        >>> c = np.zeros(SHAPE)
+        >>> c[UNANS, DU, FALSE, 0, 0] = 3; c[UNANS, MU, FALSE, 0, 0] = 1     # 3 of 4 unanswerable say DU
+        >>> c[ANS, DU, FALSE, 0, 0] = 1; c[ANS, MU, FALSE, 0, 0] = 3         # 1 of 4 answerable say DU
+        >>> float(du_discrimination_metrics(c)["du_discrimination"])
+        0.5
+    """
+    du_u = ratio(total(c, label=UNANS, pred=DU), total(c, label=UNANS))
+    du_a = ratio(total(c, label=ANS, pred=DU), total(c, label=ANS))
+    return {"du_discrimination": du_u - du_a}

@@ -5,7 +5,8 @@
 labels, U-Ref - A-FU of that bin (refusal = a boxed abstention, :func:`abstain.outcomes.is_refusal`, as
 ``r1.u_ref``); the bins averaged with weights min(n_answerable, n_unanswerable) of the bin (items, not
 samples); undefined when no bin holds both labels. A model that refuses by how many numbers a question states
-scores ~0 here however well its plain discrimination looks. Its CI is a bootstrap stratified by bin
+scores ~0 here however well its plain discrimination looks. ``ua.du_discrimination_within_count`` is the same
+with P(DATA_UNCERTAIN | label) in place of the refusal rates (:func:`abstain.metrics.ua.du_discrimination_metrics`). Its CI is a bootstrap stratified by bin
 (each bin's items resampled within the bin, the weights fixed), like the per-dataset macro averages.
 
 ``cue.*``: what the shortcut itself reaches on these items, from the questions and labels alone (no
@@ -38,9 +39,15 @@ import numpy as np
 from abstain.cues import COUNT_BINS, AuditConfig, count_bin, numeral_count, shortcut_baselines
 from abstain.metrics.counts import Counts
 from abstain.metrics.r1 import r1_refusal_metrics
+from abstain.metrics.ua import du_discrimination_metrics
 from abstain.schema import ScoredRow
 
-__all__ = ["cue_baselines", "within_count", "within_count_point"]
+__all__ = ["WITHIN_COUNT_KEYS", "cue_baselines", "discrimination_of", "within_count", "within_count_point"]
+
+R1_WITHIN = "r1.discrimination_within_count"
+DU_WITHIN = "ua.du_discrimination_within_count"
+#: the within-count metrics and their bootstrap stream names (r1's stream is the one it always had)
+WITHIN_COUNT_KEYS = {R1_WITHIN: "w", DU_WITHIN: "wdu"}
 
 
 def _bins(rows: Sequence[ScoredRow]) -> list[tuple[list[ScoredRow], float]]:
@@ -59,26 +66,38 @@ def _discrimination(tensor: np.ndarray) -> np.ndarray:
     return r1_refusal_metrics(tensor)["discrimination"]
 
 
-def within_count_point(rows: Sequence[ScoredRow]) -> float | None:
-    """``r1.discrimination_within_count`` of ``rows`` (``None`` when no bin holds both labels)."""
+def _du_discrimination(tensor: np.ndarray) -> np.ndarray:
+    return du_discrimination_metrics(tensor)["du_discrimination"]
+
+
+def discrimination_of(key: str):  # type: ignore[no-untyped-def]
+    """The discrimination a within-count metric averages over bins: refusal (r1) or DATA_UNCERTAIN (ua)."""
+    return {R1_WITHIN: _discrimination, DU_WITHIN: _du_discrimination}[key]
+
+
+def within_count_point(rows: Sequence[ScoredRow], key: str = R1_WITHIN) -> float | None:
+    """``key`` (``r1.discrimination_within_count`` by default) of ``rows`` (``None`` when no bin holds both
+    labels)."""
     bins = _bins(rows)
     if not bins:
         return None
+    fn = discrimination_of(key)
     total = sum(w for _, w in bins)
-    return float(sum(w * float(_discrimination(Counts.from_rows(g).tensor)) for g, w in bins) / total)
+    return float(sum(w * float(fn(Counts.from_rows(g).tensor)) for g, w in bins) / total)
 
 
-def within_count(rows: Sequence[ScoredRow], resamples: int, rng: np.random.Generator
+def within_count(rows: Sequence[ScoredRow], resamples: int, rng: np.random.Generator, key: str = R1_WITHIN
                  ) -> tuple[float | None, np.ndarray | None]:
-    """The point value and ``resamples`` bootstrap values (stratified by bin), or ``None``s."""
+    """The point value and ``resamples`` bootstrap values (stratified by bin) of ``key``, or ``None``s."""
     bins = _bins(rows)
     if not bins:
         return None, None
+    fn = discrimination_of(key)
     total = sum(w for _, w in bins)
-    point = sum(w * float(_discrimination(Counts.from_rows(g).tensor)) for g, w in bins) / total
+    point = sum(w * float(fn(Counts.from_rows(g).tensor)) for g, w in bins) / total
     if not resamples:
         return float(point), None
-    boot = sum(w * _discrimination(Counts.from_rows(g).bootstrap(resamples, rng)) for g, w in bins) / total
+    boot = sum(w * fn(Counts.from_rows(g).bootstrap(resamples, rng)) for g, w in bins) / total
     return float(point), np.asarray(boot)
 
 

@@ -24,7 +24,8 @@ __all__ = ["PAIRED_REPORT_KEYS", "paired_table"]
 
 #: the metrics whose paired difference a comparison shows
 PAIRED_REPORT_KEYS = ("ua.acc", "ua.avg_f1", "r1.a_acc", "r1.a_fu", "r1.u_ref", "r1.discrimination",
-                      "r1.discrimination_within_count", "aca.idk_score", "ab.f1")
+                      "r1.discrimination_within_count", "ua.du_discrimination", "ua.du_discrimination_within_count",
+                      "aca.idk_score", "ab.f1")
 CAPTION = ("B - A for each run B against the first run A, on the items both scored, with a paired bootstrap 95% CI "
            "(the same items drawn from both runs in every resample); a CI that excludes 0 is a difference the "
            "resampled items do not explain")

@@ -62,9 +62,11 @@ FAMILY_CAPTIONS = {
 CATEGORY_KEYS = ("ua.acc", "ua.du_f1", "ua.mu_f1", "ua.avg_f1", "r1.a_fu", "r1.u_ref", "aca.behavior_score",
                  "ab.f1")
 #: discrimination, the part the numeral-count shortcut cannot explain, and the shortcut's own score (cue baseline)
-SHORTCUT_KEYS = ("r1.discrimination", "r1.discrimination_within_count", "cue.le2_discrimination",
-                 "cue.best_discrimination", "cue.best_threshold", "cue.number_count_auc")
-SHORTCUT_CAPTION = ("discrimination = U-Ref - A-FU; within_count = the same inside bins of <= 2, 3-4, >= 5 numbers "
+SHORTCUT_KEYS = ("r1.discrimination", "r1.discrimination_within_count", "ua.du_discrimination",
+                 "ua.du_discrimination_within_count", "cue.le2_discrimination", "cue.best_discrimination",
+                 "cue.best_threshold", "cue.number_count_auc")
+SHORTCUT_CAPTION = ("discrimination = U-Ref - A-FU; du_discrimination = P(DATA_UNCERTAIN | unanswerable) - "
+                    "P(DATA_UNCERTAIN | answerable); within_count = each inside bins of <= 2, 3-4, >= 5 numbers "
                     "in the question, averaged (weights min(n_A, n_U)); cue.* = the rule \"refuse iff the question "
                     "states <= 2 numbers\" and the best such threshold on these items (no model: a shortcut "
                     "baseline), and how well the numeral count alone separates the labels (AUC)")
@@ -315,6 +317,11 @@ def report_tables(runs: Sequence[RunView]) -> list[Table]:
              "datasets with both labels"),
             ("r1.discrimination_within_count", "Discrimination within numeral-count bins per dataset (r1.discrimination_within_count)",
              "U-Ref - A-FU inside numeral-count bins, averaged: what the count of numbers cannot explain"),
+            ("ua.du_discrimination", "DATA_UNCERTAIN discrimination per dataset (ua.du_discrimination)",
+             "P(DATA_UNCERTAIN | unanswerable) - P(DATA_UNCERTAIN | answerable): saying a premise is missing "
+             "only when one is (the attribution protocol)"),
+            ("ua.du_discrimination_within_count", "DATA_UNCERTAIN discrimination within numeral-count bins per "
+             "dataset (ua.du_discrimination_within_count)", "the same inside numeral-count bins, averaged"),
             ("cue.le2_discrimination", "Cue baseline, refuse iff <= 2 numerals, per dataset (cue.le2_discrimination)",
              "a one-line rule on the question's numeral count, no model; a model below it is beaten by the shortcut"),
             ("cue.best_discrimination", "Cue baseline, the best numeral threshold, per dataset (cue.best_discrimination)",
