@@ -13,6 +13,7 @@ from abstain.data.suites import load_suite
 from abstain.integrations.verl.dataset import item_from_verl, mix_items, verl_row, verl_rows, write_rows
 from abstain.protocols import get_protocol
 from abstain.schema import DataError, Item, read_jsonl, write_jsonl
+from abstain.train.mix import MixConfig, training_items
 
 
 @pytest.fixture(scope="module")
@@ -78,23 +79,26 @@ def _export(tmp_path, *args):
 def test_cli_writes_parquet_with_a_fixed_schema(tmp_path):
     pq = pytest.importorskip("pyarrow.parquet")
     out = tmp_path / "train.parquet"
-    # abstain-test-sum: a suite without held-out questions (quick has some: tests/test_heldout_guard.py)
-    r = _export(tmp_path, "--suite", "abstain-test-sum", "--protocol", "attribution", "--unanswerable-ratio", "0.3",
+    # certified synthesis written to a file (every shipped suite holds held-out questions: test_heldout_guard.py)
+    data = tmp_path / "pairs.jsonl"
+    pairs = training_items(MixConfig(n=200, seed=8, pair_twins=True, unanswerable_ratio=0.5))
+    write_jsonl(data, pairs)
+    r = _export(tmp_path, "--data", str(data), "--protocol", "attribution", "--unanswerable-ratio", "0.3",
                 "--seed", "1", "--out", str(out))
     assert r.exit_code == 0, r.output
     table = pq.read_table(out)
-    assert table.num_rows == 284 and "85 unanswerable" in r.output  # one row per pair, 30% of them twins
+    want = mix_items(pairs, 0.3, seed=1)
+    assert table.num_rows == len(want) and f"{sum(i.label == 'unanswerable' for i in want)} unanswerable" in r.output
     extra = table.schema.field("extra_info").type
     assert str(extra.field("gap").type) == "string" and str(extra.field("index").type) == "int64"
     rows = table.to_pylist()
-    want = mix_items(load_suite("abstain-test-sum").items, 0.3, seed=1)
     assert [item_from_verl(row["extra_info"]) for row in rows] == want
     assert rows[0]["prompt"] == get_protocol("attribution").messages(want[0])
 
 
-def test_cli_jsonl_from_a_file_and_its_errors(tmp_path, quick):
+def test_cli_jsonl_from_a_file_and_its_errors(tmp_path):
     data = tmp_path / "items.jsonl"
-    write_jsonl(data, quick[:10])
+    write_jsonl(data, training_items(MixConfig(n=10, seed=9)))
     out = tmp_path / "train.jsonl"
     assert _export(tmp_path, "--data", str(data), "--protocol", "idk", "--out", str(out)).exit_code == 0
     rows = [json.loads(line) for line in out.read_text().splitlines()]

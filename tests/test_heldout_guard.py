@@ -1,7 +1,9 @@
 """No held-out question reaches training or `abstain export verl`, whatever its id (abstain.data.heldout_guard).
 
-Held out: the held-out synthetic benchmark (the ``heldout`` suite) and the ``transfer`` suite (docs/suites.md's
-out-of-distribution comparison, "never used for training or tuning"). Real shipped data throughout.
+Held out: the held-out synthetic benchmark (the ``heldout`` suite), the ``transfer`` suite (docs/suites.md's
+out-of-distribution comparison, "never used for training or tuning"), the ``mip-gsm8k-val`` validation split and
+Abstain-R1's SUM test — their real-text questions together with their near-duplicates (a shared 8-word run).
+Real shipped data throughout.
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ def held_transfer() -> Item:
 @pytest.fixture(scope="module")
 def quick_held() -> list[str]:
     """Ids of the quick suite's held-out items, found by text without the guard."""
-    texts = {normalize_question(i.question) for s in ("heldout", "transfer") for i in load_suite(s).items}
+    texts = {normalize_question(i.question) for s in EVAL_ONLY_SUITES for i in load_suite(s).items}
     return [i.id for i in load_suite("quick").items if normalize_question(i.question) in texts]
 
 
@@ -62,11 +64,12 @@ def _sft_recipe(tmp_path: Path, **fields) -> Path:
 
 
 def test_what_is_held_out():
-    assert EVAL_ONLY_SUITES == ("heldout", "transfer")
-    heldout = {normalize_question(i.question) for i in load_suite("heldout").items}
-    transfer = {normalize_question(i.question) for i in load_suite("transfer").items}
-    assert heldout_texts() == heldout | transfer
-    assert len(heldout) == 720 and len(transfer - heldout) == 319  # 60 transfer items are held-out twins
+    assert EVAL_ONLY_SUITES == ("heldout", "transfer", "mip-gsm8k-val", "abstain-test-sum")
+    texts = {s: {normalize_question(i.question) for i in load_suite(s).items} for s in EVAL_ONLY_SUITES}
+    assert heldout_texts() == set().union(*texts.values())
+    assert len(texts["heldout"]) == 720 and len(texts["transfer"] - texts["heldout"]) == 319  # 60 are held-out twins
+    assert len(texts["mip-gsm8k-val"]) == 1056 and not texts["mip-gsm8k-val"] & texts["transfer"]  # 8 repeated texts
+    assert len(texts["abstain-test-sum"]) == 567
     assert normalize_question("  Ｗhat  is\n２ + ３ ?!") == "what is 2 + 3"
 
 
@@ -91,7 +94,7 @@ def test_suites_with_heldout_items_are_refused(quick_held):
         load_recipe("tiny-sft", ["data.synth=", "data.suite=quick"]).data.load()
     message = str(err.value)
     assert "suite 'quick'" in message and "held-out" in message and repr(quick_held[0]) in message
-    assert f"{len(quick_held)} of 120 items" in message and len(quick_held) == 29
+    assert "60 of 120 items" in message and "(17 near)" in message and len(quick_held) == 43  # 17 near-duplicates
     for name in EVAL_ONLY_SUITES:  # refused by name, before anything loads
         with pytest.raises(DataError, match="held-out"):
             load_recipe("tiny-grpo", ["data.synth=", f"data.suite={name}"])
@@ -101,9 +104,9 @@ def test_suites_with_heldout_items_are_refused(quick_held):
 
 def test_clean_sources_still_load():
     assert len(load_recipe("tiny-sft").data.load()) == 8  # synthesis, seed 5
-    assert len(load_recipe("tiny-sft", ["data.synth=", "data.suite=abstain-test-sum"]).data.load()) == 568
+    assert len(load_recipe("tiny-sft", ["data.synth=", "data.umwp={n: 4}"]).data.load()) == 8  # real-text pairs
     quick = load_recipe("tiny-sft", ["data.synth=", "data.suite=quick", "data.limit=4", "data.seed=3"])
-    with pytest.raises(DataError, match="selfaware-3346"):  # only what is trained is checked: this subset
+    with pytest.raises(DataError, match="3 of 4 items.*gsm8k-500"):  # only what is trained is checked: this subset
         quick.data.load()
     for name, path in shipped_recipes().items():  # no shipped recipe trains or validates on held-out data
         recipe = load_recipe(name)
@@ -183,7 +186,10 @@ def test_export_verl_refuses_heldout_items(tmp_path, held, quick_held):
     r = CliRunner().invoke(app, ["export", "verl", "--data", str(data), "--protocol", "idk", "--out", str(out)])
     assert r.exit_code == 2 and "held-out" in r.output and "my-item-1" in _flat(r.output)
     r = CliRunner().invoke(app, ["export", "verl", "--suite", "abstain-test-sum", "--protocol", "idk", "--out", str(out)])
-    assert r.exit_code == 0 and len(out.read_text().splitlines()) == 568, r.output  # a suite without any
+    assert r.exit_code == 2 and "held-out" in r.output  # a final-table benchmark now
+    write_jsonl(data, training_items(MixConfig(n=4, seed=13)))
+    r = CliRunner().invoke(app, ["export", "verl", "--data", str(data), "--protocol", "idk", "--out", str(out)])
+    assert r.exit_code == 0 and len(out.read_text().splitlines()) == 4, r.output
 
 
 def test_sft_data_and_probe_data_refuse_heldout_inputs(tmp_path, held):
@@ -215,12 +221,12 @@ def test_abstain_cot_subsets_with_heldout_questions_are_refused(tmp_path):
     with pytest.raises(DataError) as err:
         load_abstain_cot()
     message = str(err.value)
-    assert "held-out" in message and "32 of 3486 items" in message and "gsm8k_abstain, umwp" in message
+    assert "held-out" in message and "185 of 3486 items" in message and "gsm8k_abstain, umwp" in message
     assert "'abstain_cot-gsm8k_abstain-" in message
     everything = load_abstain_cot(allow_heldout=True)  # to inspect the set only
     found = heldout_matches(everything.rows)
     assert tuple(sorted({m.id.split("-")[1] for m in found})) == ABSTAIN_COT_HELDOUT_SUBSETS
-    assert all(m.suite == "transfer" for m in found)
+    assert {m.suite for m in found} == {"transfer", "mip-gsm8k-val"} and sum(m.near for m in found) == 108
     clean = tuple(s for s in ABSTAIN_COT_SUBSETS if s not in ABSTAIN_COT_HELDOUT_SUBSETS)
     assert heldout_matches(load_abstain_cot(clean[:2]).rows) == []
     r = CliRunner().invoke(app, ["sft-data", "--abstain-cot", "--cot-subsets", "bbq,umwp", "--protocol", "clarify",
@@ -239,3 +245,60 @@ def test_eval_on_the_heldout_suite_still_runs(tmp_path):
                                  "idk", "--max-tokens", "4", "--resamples", "0", "--out", str(tmp_path / "ev")])
     assert r.exit_code == 0, r.output
     assert len((tmp_path / "ev" / "scored.jsonl").read_text().splitlines()) == 2
+
+
+def test_paraphrased_heldout_questions_are_near_duplicates(held_transfer):
+    from abstain.data.near_duplicates import shingles
+
+    validation = next(i for i in load_suite("mip-gsm8k-val").items if i.label == "unanswerable")
+    sum_test = load_suite("abstain-test-sum").items[3]
+    for item in (held_transfer, validation, sum_test):
+        words = item.question.split()
+        # a number changed, a name swapped, a clause dropped: most 8-word runs survive
+        paraphrases = [item.question.replace(next(w for w in words if any(c.isdigit() for c in w)), "17", 1)
+                       if any(any(c.isdigit() for c in w) for w in words) else item.question + " Explain.",
+                       "Suppose that " + item.question[0].lower() + item.question[1:],
+                       " ".join(words[: max(9, len(words) - 6)])]
+        for text in paraphrases:
+            assert normalize_question(text) != normalize_question(item.question)
+            (match,) = heldout_matches([text])
+            assert match.near and match.suite in EVAL_ONLY_SUITES, text
+            with pytest.raises(DataError, match="near-duplicates"):
+                check_not_heldout([Item(id="p", question=text, answers=["1"], label="answerable")], "paraphrases")
+    # an ordinary problem shares no 8-word run with them, and synthesis is compared by exact text only
+    assert heldout_matches(["Tom has 3 apples and buys 2 more. How many apples does he have now?"]) == []
+    assert heldout_matches(training_items(MixConfig(n=200, seed=17))) == []
+    assert len(shingles("one two three four five six seven eight nine")) == 2
+
+
+def test_the_umwp_source_drops_evaluation_items_and_paraphrases_and_says_so():
+    from abstain.data.real_text import umwp_pairs
+
+    items, report = umwp_pairs(None, seed=0)
+    assert (report.rows, report.removed, report.kept) == (5200, 1258, 3942)
+    assert report.reasons["near-duplicate of mip_svamp"] == 621  # of the 752 rows sharing a run with MiP-SVAMP
+    assert report.reasons["in suite transfer"] == 99 and report.reasons["in suite quick"] == 20
+    assert "1258 removed" in report.summary() and "3942 kept" in report.summary()
+    assert heldout_matches(items) == []
+    pairs = {}
+    for item in items:
+        pairs.setdefault(item.meta["pair_id"], []).append(item.label)
+    assert all(sorted(labels) == ["answerable", "unanswerable"] for labels in pairs.values())  # twins together
+    drawn, _ = umwp_pairs(5, seed=3)
+    assert len(drawn) == 10 and drawn == umwp_pairs(5, seed=3)[0] and drawn != umwp_pairs(5, seed=4)[0]
+    with pytest.raises(DataError, match="data.umwp.n: 5000 pairs asked, 1971 left"):
+        umwp_pairs(5000, seed=0)
+    with pytest.raises(DataError, match="unknown.*'missing_key'"):
+        umwp_pairs(4, seed=0, perturbations=["missing_key"])
+
+
+def test_recipe_data_mixes_synthesis_and_real_text():
+    recipe = load_recipe("tiny-sft", ["data.umwp={n: 3, seed: 1}"])  # tiny-sft's synth (8) plus 3 UMWP pairs
+    items = recipe.data.load()
+    assert len(items) == 14 and sum(i.id.startswith("umwp-") for i in items) == 6
+    for bad in (["data.suite=quick", "data.umwp={n: 3}", "data.synth="], ["data.file=x.jsonl", "data.umwp={n: 2}"]):
+        with pytest.raises(DataError, match="synth and umwp together"):
+            load_recipe("tiny-sft", bad)
+    for name in ("mip-gsm8k-val", "abstain-test-sum"):
+        with pytest.raises(DataError, match="held-out evaluation data"):
+            load_recipe("tiny-sft", ["data.synth=", f"data.suite={name}"])

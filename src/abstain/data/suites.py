@@ -130,6 +130,8 @@ SUITES: dict[str, str] = {
     "abstain-test-sum": "Abstain-R1's SUM test: 284 math pairs, clarifications judged against the authors' reference",
     "abstain-test": "Abstain-R1's knowledge test set: 2,139 rows built from AbstentionBench subsets",
     "abstentionbench-lite": "AbstentionBench's licensed datasets + UMWP, SelfAware, MiP-GSM8K, <= 100 per label each",
+    "mip-gsm8k-val": "validation, out of distribution: every MiP-GSM8K pair (the insufficient question and its GSM8K "
+                     "original) not in the transfer suite, 532 pairs; never trained on (it chooses checkpoints)",
 }
 
 
@@ -278,7 +280,17 @@ QUOTA_SUITES: dict[str, tuple[dict[str, Quota], int]] = {
     "quick": (QUICK, QUICK_SEED), "transfer": (TRANSFER, TRANSFER_SEED)}
 
 
+def _validation_ood() -> list[Item]:
+    """MiP-GSM8K's pairs minus the transfer suite's: the out-of-distribution validation split."""
+    transfer = {i.meta.get("pair_id") for i in _quota_suite(TRANSFER, TRANSFER_SEED)} - {None}
+    items = [i for i in load_benchmark("mip_gsm8k") if i.meta.get("pair_id") not in transfer]
+    return [i.model_copy(update={"meta": {**i.meta, "dataset": "mip_gsm8k"}}) if i.label == "answerable" else i
+            for i in items]
+
+
 def _suite_candidates(name: str) -> list[Item]:
+    if name == "mip-gsm8k-val":
+        return _validation_ood()
     if name == "abstain-test-sum":
         return load_benchmark("abstain_test_sum")
     if name == "abstain-test":

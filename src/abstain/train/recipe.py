@@ -19,6 +19,7 @@ Example:
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Sequence
 from importlib import resources
@@ -36,6 +37,7 @@ from abstain.synth.seeds import check_seed
 __all__ = [
     "DPORecipe",
     "DataSpec",
+    "UMWPSpec",
     "GRPORecipe",
     "LoraSpec",
     "PipelineRecipe",
@@ -47,6 +49,8 @@ __all__ = [
     "recipe_path",
     "shipped_recipes",
 ]
+
+log = logging.getLogger(__name__)
 
 _STRICT = ConfigDict(extra="forbid", frozen=True)
 
@@ -73,14 +77,27 @@ class SynthSpec(BaseModel):
         return seed
 
 
+class UMWPSpec(BaseModel):
+    """Real-text pairs from UMWP, minus every evaluation item and near-duplicate (:mod:`abstain.data.real_text`)."""
+
+    model_config = _STRICT
+    n: int | None = Field(default=None, ge=1, description="pairs to draw (each: an answerable problem and its "
+                          "unanswerable twin); null: all that are left")
+    seed: int = Field(default=0, description="draw seed")
+    perturbations: list[str] | None = Field(default=None, description="keep only twins of these UMWP categories "
+                                            "(missing_key_info, ambiguous_key_info, ...)")
+
+
 class DataSpec(BaseModel):
-    """Where the training items come from: exactly one of ``suite``, ``file`` or ``synth``."""
+    """Where the training items come from: one of ``suite``, ``file`` or ``synth`` — or ``synth`` and ``umwp``
+    together (certified synthesis and real-text pairs, in the ratio of their sizes)."""
 
     model_config = _STRICT
     suite: str | None = Field(default=None, description="a suite of `abstain eval` without held-out items "
                               "(not `heldout`, `transfer`, `quick` ...)")
     file: str | None = Field(default=None, description="a JSONL file of items (interchange format)")
     synth: SynthSpec | None = Field(default=None, description="certified synthesis")
+    umwp: UMWPSpec | None = Field(default=None, description="real-text UMWP pairs (alone or with synth)")
     limit: int | None = Field(default=None, ge=1, description="a balanced subset of this many items")
     seed: int = Field(default=0, description="seed of the subset")
     probe: str | None = Field(default=None, description="problems matched to the policy: a probe of it on these "
@@ -90,14 +107,17 @@ class DataSpec(BaseModel):
 
     @model_validator(mode="after")
     def _one_source(self) -> DataSpec:
-        given = [name for name in ("suite", "file", "synth") if getattr(self, name) is not None]
-        if len(given) != 1:
-            raise ValueError(f"give exactly one of suite, file or synth (got {given or 'none'})")
+        given = [name for name in ("suite", "file", "synth", "umwp") if getattr(self, name) is not None]
+        if not given or (len(given) > 1 and set(given) != {"synth", "umwp"}):
+            raise ValueError(f"give one of suite, file, synth or umwp, or synth and umwp together (got {given or 'none'})")
         if self.suite == "heldout":
             raise ValueError("the held-out benchmark is for evaluation only; train on a synth spec or a file")
         if self.suite == "transfer":
             raise ValueError("the transfer suite is held-out evaluation data (out of distribution: never used for "
                              "training or tuning); train on a synth spec or a file")
+        if self.suite in ("mip-gsm8k-val", "abstain-test-sum"):
+            raise ValueError(f"the {self.suite} suite is held-out evaluation data (validation or a final table); "
+                             "train on a synth spec, umwp or a file")
         return self
 
     def load(self) -> list[Item]:
@@ -108,14 +128,24 @@ class DataSpec(BaseModel):
         from abstain.data.heldout_guard import check_not_heldout
         from abstain.data.suites import load_suite, select_items
 
-        if self.synth is not None:
-            from abstain.train.mix import MixConfig, training_items
+        if self.synth is not None or self.umwp is not None:
+            items, parts = [], []
+            if self.synth is not None:
+                from abstain.train.mix import MixConfig, training_items
 
-            items = training_items(MixConfig(n=self.synth.n, seed=self.synth.seed, hard_ratio=self.synth.hard_ratio,
-                                             unanswerable_ratio=self.synth.unanswerable_ratio,
-                                             pair_twins=self.synth.pair_twins, cue_match=self.synth.cue_match,
-                                             match_hard=self.synth.match_hard, depths=self.synth.depths))
-            source = f"synth (seed {self.synth.seed})"
+                items += training_items(MixConfig(
+                    n=self.synth.n, seed=self.synth.seed, hard_ratio=self.synth.hard_ratio,
+                    unanswerable_ratio=self.synth.unanswerable_ratio, pair_twins=self.synth.pair_twins,
+                    cue_match=self.synth.cue_match, match_hard=self.synth.match_hard, depths=self.synth.depths))
+                parts.append(f"synth (seed {self.synth.seed})")
+            if self.umwp is not None:
+                from abstain.data.real_text import umwp_pairs
+
+                pairs, report = umwp_pairs(self.umwp.n, self.umwp.seed, self.umwp.perturbations)
+                log.info("training data: %s", report.summary())
+                items += pairs
+                parts.append(f"umwp (seed {self.umwp.seed})")
+            source = " + ".join(parts)
         elif self.suite is not None:
             items = load_suite(self.suite).items
             source = f"suite {self.suite!r}"
