@@ -12,7 +12,7 @@ from abstain.cli.judge_flags import JudgeFlags, judge_flags
 
 __all__ = ["register"]
 
-KINDS = ("rtuning", "rft", "dpo")
+KINDS = ("rtuning", "rft", "dpo", "attribution")
 
 
 def register(app: typer.Typer) -> None:
@@ -55,7 +55,11 @@ def register(app: typer.Typer) -> None:
     @app.command("probe-data")
     def probe_data(
         probe_path: Path = typer.Option(..., "--probe", help="A probe.jsonl or probe directory (abstain probe)."),
-        kind: str = typer.Option(..., help="rtuning | rft | dpo"),
+        kind: str = typer.Option(..., help="rtuning | rft | dpo | attribution"),
+        data: Path | None = typer.Option(None, "--data", help="attribution: the items (both labels) to build rows "
+                                         "for; their answerable ones must be in the probe (default: the probe's)."),
+        target_protocol: str = typer.Option("attribution", "--target-protocol", help="attribution: the targets' "
+                                            "protocol, attribution or idk (both abstentions as I don't know)."),
         out: Path = typer.Option(..., "--out", "-o", help="Where to write the rows (JSONL)."),
         known_target: str = typer.Option("sample", help="rtuning: a known item keeps a correct sample or the reference."),
         rft_refusals: bool = typer.Option(True, help="rft: keep refusals of unanswerable items too."),
@@ -75,7 +79,15 @@ def register(app: typer.Typer) -> None:
                                      pairs_per_item=pairs_per_item, on_fail=on_fail)  # type: ignore[arg-type]
             rows = read_probe(probe_path)
             check_not_heldout(rows, str(probe_path))
-            build = {"rtuning": rtuning_rows, "rft": rft_rows, "dpo": dpo_rows}[kind](rows, config)
+            if kind == "attribution":
+                from abstain.schema import Item, read_jsonl
+                from abstain.train.attribution_data import AttributionConfig, attribution_rows
+
+                items = read_jsonl(data, Item) if data is not None else [r.item() for r in rows]
+                build = attribution_rows(items, rows, AttributionConfig(on_fail=on_fail,  # type: ignore[arg-type]
+                                                                       protocol=target_protocol))  # type: ignore[arg-type]
+            else:
+                build = {"rtuning": rtuning_rows, "rft": rft_rows, "dpo": dpo_rows}[kind](rows, config)
             written = write_jsonl(out, build.rows)
         counts = ", ".join(f"{n} {name}" for name, n in build.counts.items()) or "nothing"
         out_console.print(f"{kind}: {written} rows from {len(rows)} probed items ({counts})")

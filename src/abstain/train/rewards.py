@@ -13,7 +13,8 @@ ternary       TruthRL / TIAR: correct +1, any abstention 0, wrong -1 (a definite
               unanswerable item is wrong)
 ternary_ook   as ternary, but abstaining on an unanswerable item +1                                   [-1, 1]
 rl_ua         UA-Bench RL-UA: answerable correct +1, MODEL_UNCERTAIN 0, else -1; ``category: hard``    [-1, 1]
-              correct or MODEL_UNCERTAIN +1, else -1; unanswerable DATA_UNCERTAIN +1, else -1
+              (or never solved in the policy's probe, ``meta.p_hat == 0``) correct or MODEL_UNCERTAIN
+              +1, else -1; unanswerable DATA_UNCERTAIN +1, else -1
 aca           ACA-RL: unanswerable V(behavior) (ELICIT 1, COND 0.6, ABS 0.3, EA -0.3, SH -1);          [-1, 1]
               answerable correct +1, abstention 0, wrong -1
 abstain_r1    Abstain-R1's released reward (see :func:`abstain_r1_value`)                             [-1, 2]
@@ -202,12 +203,18 @@ def ternary_ook_value(row: ScoredRow, config: RewardConfig) -> float | None:
     return _TERNARY[result]
 
 
+def beyond_policy(row: ScoredRow) -> bool:
+    """Whether MODEL_UNCERTAIN is the right answer to an answerable item: a ``category: hard`` item, or one the
+    policy never solved in its probe (``meta.p_hat == 0``: :mod:`abstain.train.attribution_data`)."""
+    return row.category == "hard" or row.meta.get("p_hat") == 0.0
+
+
 @register_preset("rl_ua", _fixed(-1, 1, "rl_ua"), "UA-Bench RL-UA attribution reward")
 def rl_ua_value(row: ScoredRow, config: RewardConfig) -> float | None:
     if row.label == "unanswerable":
         return 1.0 if row.pred == Pred.DATA_UNCERTAIN else -1.0
     if row.pred == Pred.MODEL_UNCERTAIN:
-        return 1.0 if row.category == "hard" else false_refusal(config, "rl_ua")
+        return 1.0 if beyond_policy(row) else false_refusal(config, "rl_ua")
     if row.pred == Pred.DATA_UNCERTAIN:
         return -1.0
     if field_error(row, "correct") or row.correct is None:

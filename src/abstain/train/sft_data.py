@@ -112,6 +112,7 @@ class SFTRow(ItemColumns, PromptCompletionRow):
     gap: str | None = None
     gap_variable: str | None = None
     target_kind: str
+    p_hat: float | None = None  # the policy's success rate on the problem, where a probe measured it
 
 
 def sft_row(item: Item, protocol: str, completion: str, kind: str) -> SFTRow:
