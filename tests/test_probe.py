@@ -133,3 +133,15 @@ def test_probe_with_the_bundled_model(tmp_path, bundled_backend):
         rtuning_rows(rows)
     rtuning = rtuning_rows([r for r in rows if r.id not in held])
     assert len(rtuning.rows) == 3  # every other item gets a target (an answer or "I don't know")
+
+
+def test_probe_passes_backend_options_to_the_backend(tmp_path):
+    """``abstain probe --backend-option`` reaches the backend as in ``abstain eval`` (checked before any model loads)."""
+
+    runner = CliRunner()
+    bad = runner.invoke(app, ["probe", "--model", "bundled", "--suite", "quick", "--protocol", "idk", "--k", "2",
+                              "--backend-option", "no_such_option=1", "--out", str(tmp_path / "p")])
+    assert bad.exit_code != 0 and "no_such_option" in bad.output
+    malformed = runner.invoke(app, ["probe", "--model", "bundled", "--suite", "quick", "--protocol", "idk",
+                                    "--backend-option", "eager", "--out", str(tmp_path / "q")])
+    assert malformed.exit_code != 0 and "expected key=value" in malformed.output

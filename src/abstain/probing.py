@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from abstain.backends.base import Backend
 from abstain.evaluation import EvalConfig, EvalProgress, Run, evaluate
@@ -72,9 +73,15 @@ class ProbeResult:
 
 
 def run_probe(config: ProbeConfig, out: str | os.PathLike[str], backend: Backend | None = None,
-              progress: EvalProgress | None = None, judge: Judge | None = None) -> ProbeResult:
-    """Sample (or resume sampling) into ``out`` with ``abstain eval``, then write ``out/probe.jsonl``."""
-    result = evaluate(config.eval_config(), out, backend=backend, progress=progress, judge=judge)
+              progress: EvalProgress | None = None, judge: Judge | None = None,
+              backend_options: dict[str, Any] | None = None) -> ProbeResult:
+    """Sample (or resume sampling) into ``out`` with ``abstain eval``, then write ``out/probe.jsonl``.
+
+    ``backend_options`` go to the backend as in ``abstain eval --backend-option`` (how fast, not what: not
+    recorded), e.g. ``{"eager": True}`` for vLLM.
+    """
+    result = evaluate(config.eval_config(), out, backend=backend, progress=progress, judge=judge,
+                      backend_options=backend_options)
     rows = aggregate(result.scored)
     write_jsonl(Path(out) / PROBE, rows)
     return ProbeResult(Path(out), rows, result)

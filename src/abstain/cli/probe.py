@@ -33,9 +33,12 @@ def register(app: typer.Typer) -> None:
         limit: int | None = typer.Option(None, help="Probe a balanced subset of N items."),
         batch_size: int = typer.Option(8, help="Prompts per generate call."),
         base_url: str | None = typer.Option(None, help="OpenAI-compatible server of the probed model."),
+        backend_option: list[str] = typer.Option(
+            [], "--backend-option", help="key=value for the backend, not recorded (how fast, not what), as in "
+                                         "abstain eval: e.g. eager=true"),
     ) -> None:
         """Probe a model's knowledge boundary: k samples per item, p̂ per item, out of knowledge when none is correct."""
-        from abstain.cli.eval import run_resumable
+        from abstain.cli.eval import backend_options, run_resumable
         from abstain.probing import ProbeConfig, run_probe
 
         with friendly_errors():
@@ -43,7 +46,7 @@ def register(app: typer.Typer) -> None:
                                  temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed, limit=limit,
                                  batch_size=batch_size, judge=judge.config, base_url=base_url,
                                  judge_base_url=judge.base_url)
-            result = run_resumable(run_probe, config, out, judge)
+            result = run_resumable(run_probe, config, out, judge, backend_options(backend_option))
         rows = result.rows
         answerable = [r for r in rows if r.label == "answerable" and r.p_hat is not None]
         ook = sum(r.ook is True for r in answerable)
