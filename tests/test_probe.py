@@ -127,12 +127,16 @@ def test_probe_with_the_bundled_model(tmp_path, bundled_backend):
     again = run_probe(config, tmp_path / "probe", backend=bundled_backend)  # resumes: nothing generated
     assert again.eval.generated == 0 and [r.model_dump() for r in again.rows] == [r.model_dump() for r in rows]
     # probing held-out items is evaluation; their rows never become training data (abstain.data.heldout_guard)
-    held = {m.id for m in heldout_matches(rows)}
-    assert held == {"selfaware-3346"}  # a transfer-suite item
-    with pytest.raises(DataError, match="held-out.*selfaware-3346"):
+    held = {m.id: (m.suite, m.near) for m in heldout_matches(rows)}
+    assert held == {
+        "gsm8k-500": ("mip-gsm8k-val", False),  # a validation item (MiP-GSM8K's answerable half)
+        "treecut-v4d2c1-288": ("transfer", True),  # shares an 8-word run with a transfer-suite TreeCut item
+        "selfaware-3346": ("transfer", False),  # a transfer-suite item
+    }
+    with pytest.raises(DataError, match="held-out.*gsm8k-500"):
         rtuning_rows(rows)
     rtuning = rtuning_rows([r for r in rows if r.id not in held])
-    assert len(rtuning.rows) == 3  # every other item gets a target (an answer or "I don't know")
+    assert [r.id for r in rtuning.rows] == ["math500-algebra/972"]  # the other item gets a target
 
 
 def test_probe_passes_backend_options_to_the_backend(tmp_path):

@@ -18,7 +18,9 @@ Example:
     >>> items, report = umwp_pairs(n=4, seed=0)
     >>> len(items), sorted({i.label for i in items})
     (8, ['answerable', 'unanswerable'])
-    >>> report.removed_pairs > 700        # the MiP-SVAMP paraphrases alone are 752 rows
+    >>> report.reasons["near-duplicate of mip_svamp"] > 500   # MiP-SVAMP rewrote the same SVAMP problems
+    True
+    >>> report.removed_pairs > 500 and report.kept == report.rows - 2 * report.removed_pairs
     True
 """
 
