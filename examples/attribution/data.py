@@ -5,8 +5,9 @@
 writes ``data/real.jsonl`` (500 UMWP pairs, seed 0, after the evaluation guard), ``data/synth.jsonl`` (1,000
 certified synthetic problems: seed 21, plain, 35% twins, 10% hard, as the shipped adapter's mix),
 ``data/mixed.jsonl`` (250 of those UMWP pairs and 500 of those synthetic problems) and ``data/real-answerable.jsonl``,
-``data/synth-answerable.jsonl`` (their answerable items: what ``abstain probe`` measures the policy on). Rerunning rewrites
-the same files (everything is seeded).
+``data/synth-answerable.jsonl`` (their answerable items: what ``abstain probe`` measures the policy on), and
+``data/transfer-umwp.jsonl`` (the transfer suite's 50 UMWP pairs: an in-distribution evaluation, reported apart).
+Rerunning rewrites the same files (everything is seeded).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import sys
 from pathlib import Path
 
 from abstain.data.real_text import umwp_pairs
+from abstain.data.suites import load_suite
 from abstain.schema import write_jsonl
 from abstain.train.mix import MixConfig, training_items
 
@@ -33,6 +35,9 @@ def main(out: Path) -> None:
         answerable = [i for i in items if i.label == "answerable"]
         write_jsonl(data / f"{name}-answerable.jsonl", answerable)
         print(f"{name}: {len(answerable)} answerable items to probe")
+    near = [i for i in load_suite("transfer").items if i.source.startswith("umwp")]
+    write_jsonl(data / "transfer-umwp.jsonl", near)
+    print(f"transfer-umwp: {len(near)} items (in distribution, evaluated apart)")
 
 
 if __name__ == "__main__":
