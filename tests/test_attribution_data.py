@@ -73,3 +73,20 @@ def test_probe_data_cli_builds_them(pairs, tmp_path):
                                  "--out", str(out)])
     assert r.exit_code == 0, r.output
     assert "6 rows" in r.output and len(read_jsonl(out, SFTRow)) == 6
+
+
+def test_synthetic_gaps_read_as_one_sentence():
+    """Every gap synthesis writes (a sentence: "The problem never states ...", "... is missing") becomes the
+    check's words as it is, never wrapped in "the question does not give"; a noun-phrase gap (TreeCut's) is."""
+    from abstain.data.suites import load_suite
+    from abstain.train.attribution_data import missing_fact
+
+    items = [i for i in load_suite("heldout").items if i.label == "unanswerable" and i.gap]
+    assert len(items) > 100
+    for item in items:
+        words = missing_fact(item)
+        assert "does not give the problem" not in words and "does not give the exact" not in words, words
+        gap = " ".join(item.gap.split()).rstrip(".")
+        assert words == gap[0].lower() + gap[1:]
+    treecut = items[0].model_copy(update={"gap": "one more equation to pin down the price of pie at Taste Good"})
+    assert missing_fact(treecut) == f"the question does not give {treecut.gap}"

@@ -37,6 +37,7 @@ Example:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -78,16 +79,46 @@ def missing_fact(item: Item) -> str:
     """The check's words for an unanswerable item: its ``gap`` (what synthesis removed), its UMWP category's
     kind of flaw, or a generic sentence.
 
+    A gap that is already a sentence (synthesis writes "The problem never states ...") is used as it is; a noun
+    phrase is what the question does not give; a clarifying question is what it leaves open.
+
     Example:
-        >>> missing_fact(Item(id="u", question="q", answers=[], label="unanswerable", gap="The price of the pen."))
+        >>> def gap(text): return Item(id="u", question="q", answers=[], label="unanswerable", gap=text)
+        >>> missing_fact(gap("The price of the pen."))
         'the question does not give the price of the pen'
+        >>> missing_fact(gap("The problem never states how much Sofia saved in June."))
+        'the problem never states how much Sofia saved in June'
+        >>> missing_fact(gap("The exact ratio between Maya's age and Finn's age is missing."))
+        "the exact ratio between Maya's age and Finn's age is missing"
+        >>> missing_fact(gap("Which city do you mean?"))
+        'the question leaves open which city you mean'
     """
     if item.gap:
-        gap = item.gap.strip().rstrip(".")
-        return f"the question does not give {gap[0].lower() + gap[1:]}"
+        gap = " ".join(item.gap.split()).rstrip(".")
+        first, _, rest = gap.partition(" ")
+        if first in _LOWER_FIRST:
+            gap = f"{first.lower()} {rest}"
+        if gap.endswith("?"):
+            return f"the question leaves open {_indirect(gap.rstrip('?'))}"
+        if _CLAUSE.search(gap):
+            return gap
+        return f"the question does not give {gap}"
     if item.perturbation in UMWP_REASONS:
         return UMWP_REASONS[item.perturbation]
     return "a fact the answer needs is missing"
+
+
+#: words a gap starts with that are not names (lower-cased inside the check's sentence)
+_LOWER_FIRST = frozenset({"The", "A", "An", "One", "Its", "What", "Which", "Who", "How", "When", "Where", "Is", "Are",
+                          "Do", "Does"})
+#: a verb of a sentence-like gap ("... is missing", "the problem never states ...", "... not its exact value")
+_CLAUSE = re.compile(r"\b(is|are|was|were|never|not|does|do|states|gives|covers|lacks|missing)\b")
+
+
+def _indirect(question: str) -> str:
+    """A direct question as an indirect one, as far as a short rule goes: "which city do you mean" -> "which city
+    you mean"."""
+    return re.sub(r"\b(do|does|did) (you|we|they|he|she|it|I) ", r"\2 ", question, count=1)
 
 
 def _probe_of(probe: Sequence[ProbeRow]) -> dict[str, ProbeRow]:
