@@ -159,6 +159,35 @@ def test_reward_profiles_give_p_star_and_the_always_abstain_margin():
     assert "unless" not in shipped
 
 
+def test_the_mix_profile_leaves_problems_beyond_the_policy_out_of_the_margin():
+    """rl_ua pays MODEL_UNCERTAIN on a problem the policy never solved (p-hat 0): refusing it is no false refusal,
+    so the always-abstain warning is about the other answerable items only; a reward blind to the probe keeps
+    them all (the issue-30 GRPO stage: every answerable problem at p-hat 0)."""
+    from types import SimpleNamespace
+
+    from abstain.train.reward_profile import mix_profile, reward_profile
+
+    def mix(*p_hats):
+        return [SimpleNamespace(label="answerable", meta={} if p is None else {"p_hat": p}) for p in p_hats] + \
+            [SimpleNamespace(label="unanswerable", meta={}) for _ in p_hats]
+
+    every = mix_profile(make_reward("rl_ua", false_refusal_penalty=-0.6), mix(0.0, 0.0, 0.0, 0.0))
+    assert (every.beyond, every.margin, every.collapses, every.beyond_refusal) == (4, None, False, "<MODEL_UNCERTAIN>")
+    assert "refusing everywhere is what this reward asks for" in every.report()
+    assert every.to_json()["beyond_policy"] == 4 and every.to_json()["margin_at_probed_p"] is None
+    # two beyond, two at p-hat 0.5: the margin is over those two and the four unanswerable (u = 2/3)
+    part = mix_profile(make_reward("rl_ua"), mix(0.0, 0.0, 0.5, 0.5))
+    assert (part.beyond, part.unanswerable_share, part.probed_p) == (2, pytest.approx(2 / 3), 0.5)
+    assert part.margin == pytest.approx(reward_profile("rl_ua").margin(2 / 3, 0.5))
+    assert part.report().startswith("2 of 4 answerable items are beyond the policy")
+    # ternary does not read the probe: every item stays, and always-abstain wins at p = 0
+    blind = mix_profile(make_reward("ternary"), mix(0.0, 0.0, 0.0, 0.0))
+    assert (blind.beyond, blind.unanswerable_share, blind.collapses) == (0, 0.5, True)
+    # nothing probed: the margin at p = 0.05, as the warning says
+    assert mix_profile(make_reward("ternary"), mix(None, None)).margin == pytest.approx(
+        reward_profile("ternary").margin(0.5, 0.05))
+
+
 def test_judge_errors_are_none_never_a_number():
     tower = {**ANS, "answers": ["18"]}
     reward = make_reward("ternary", judge=JudgeConfig(math_timeout_s=1))

@@ -42,6 +42,14 @@ def test_problems_matched_to_the_policy_keep_twins_with_their_original(tmp_path)
     assert [(i.id, i.meta["p_hat"]) for i in kept] == [("p1-a", 0.25), ("p1-u", 0.25), ("p3-a", 0.75), ("p3-u", 0.75)]
     narrow = DataSpec(file=str(items), probe=str(tmp_path / "probe"), p_range=(0.5, 1.0)).load()
     assert [i.id for i in narrow] == ["p3-a", "p3-u"]
+    # p_range null: every problem, its p-hat recorded - p-hat 0 is what rl_ua reads as "beyond me"
+    every = DataSpec(file=str(items), probe=str(tmp_path / "probe"), p_range=None).load()
+    assert [(i.id, i.meta["p_hat"]) for i in every] == [
+        (f"p{n}-{kind}", p) for n, p in enumerate((0.0, 0.25, 1.0, 0.75)) for kind in "au"]
+    from abstain.train.rewards import score_one
+
+    assert score_one("rl_ua", every[0], "\\boxed{<MODEL_UNCERTAIN>}").score == 1.0  # p-hat 0: beyond me
+    assert score_one("rl_ua", every[4], "\\boxed{<MODEL_UNCERTAIN>}").score == 0.0  # p-hat 1: a false refusal
 
 
 def test_a_problem_missing_from_the_probe_is_an_error_naming_the_item(tmp_path):

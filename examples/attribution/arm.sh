@@ -4,7 +4,7 @@
 #
 #   bash examples/attribution/arm.sh ARM [OUT]      OUT defaults to runs/attribution
 #
-# ARM: shipped | base (evaluated only) | real-attr | synth-attr | mixed-attr | real-idk
+# ARM: shipped | base (evaluated only) | real-attr | synth-attr | mixed-attr | real-idk | real-attr-grpo
 # Each arm is evaluated on validation (OUT/val/ARM) and, reported apart, in distribution: the held-out synthetic
 # pairs (OUT/heldout/ARM) and the transfer suite's UMWP pairs (OUT/transfer-umwp/ARM).
 set -euo pipefail
@@ -37,7 +37,13 @@ sft() {  # sft ARM PROTOCOL
   $ABSTAIN train sft --recipe examples/attribution/sft.yaml --set "sft_file=$OUT/rows/$1.jsonl" --set "protocol=$2" \
     --out "$run" $([ -d "$run/checkpoints" ] && echo --resume)
 }
-evaluate() {  # evaluate NAME MODEL PROTOCOL: validation, then the in-distribution sets (same settings)
+grpo() {  # grpo ARM START DATA PROBE: GRPO (rl_ua) on START's adapter and problems, "beyond me" from PROBE
+  local run="$OUT/$1"
+  [ -f "$run/final/abstain_train.json" ] && return
+  $ABSTAIN train grpo --recipe examples/attribution/grpo.yaml --set "adapter=$OUT/$2" --set "data.file=$OUT/data/$3.jsonl" \
+    --set "data.probe=$OUT/probe-$4" --out "$run" $([ -d "$run/checkpoints" ] && echo --resume)
+}
+evaluate() {  # evaluate NAME MODEL PROTOCOL [val]: validation, then (unless "val") the in-distribution sets
   on() {  # on DIR ITEMS...: one evaluation, skipped when done
     local dir=$1; shift
     [ -f "$OUT/$dir/$NAME/metrics.json" ] || $ABSTAIN eval --model "$MODEL" --protocol "$PROTOCOL" "$@" "${EVAL[@]}" \
@@ -45,6 +51,7 @@ evaluate() {  # evaluate NAME MODEL PROTOCOL: validation, then the in-distributi
   }
   local NAME=$1 MODEL=$2 PROTOCOL=$3
   on val --suite mip-gsm8k-val
+  [ "${4:-}" = val ] && return
   on heldout --suite heldout
   on transfer-umwp --data "$OUT/data/transfer-umwp.jsonl"
 }
@@ -60,5 +67,8 @@ case "$ARM" in
               sft mixed-attr attribution; evaluate mixed-attr "vllm:$OUT/mixed-attr" attribution ;;
   real-idk) probe real; rows real-idk real idk "$OUT/probe-real"; sft real-idk idk
             evaluate real-idk "vllm:$OUT/real-idk" idk ;;
-  *) echo "unknown arm $ARM: shipped | base | real-attr | synth-attr | mixed-attr | real-idk" >&2; exit 2 ;;
+  real-attr-grpo) grpo real-attr-grpo real-attr real real  # step 10 on validation only; step 20 (final) everywhere
+                  evaluate real-attr-grpo-10 "vllm:$OUT/real-attr-grpo/checkpoints/checkpoint-10" attribution val
+                  evaluate real-attr-grpo "vllm:$OUT/real-attr-grpo" attribution ;;
+  *) echo "unknown arm $ARM: shipped | base | real-attr | synth-attr | mixed-attr | real-idk | real-attr-grpo" >&2; exit 2 ;;
 esac

@@ -347,31 +347,24 @@ class AbstainGRPOTrainer(GRPOTrainer):
 
 def _report_margin(reward: RewardFunction, items: list[Any], folder: Any) -> None:
     """Say whether always-abstain beats always-answer on this mix (``reward_profile.json`` in the run folder;
-    a warning when it does at the probed accuracy, or at p = 0.05 when nothing was probed)."""
-    from abstain.train.reward_profile import reward_profile
+    a warning when it does at the probed accuracy, or at p = 0.05 when nothing was probed). Answerable items
+    beyond the policy, where the reward pays a refusal (``rl_ua``), are reported apart
+    (:func:`abstain.train.reward_profile.mix_profile`)."""
+    from abstain.train.reward_profile import mix_profile
 
     try:
-        profile = reward_profile(reward)
+        profile = mix_profile(reward, items)
     except Exception as exc:  # noqa: BLE001 - e.g. an LLM judge that cannot be reached: training goes on
         log.warning("no reward profile (%s: %s)", type(exc).__name__, exc)
         return
-    u = sum(item.label == "unanswerable" for item in items) / max(len(items), 1)
-    probed = [item.meta["p_hat"] for item in items if item.label == "answerable" and "p_hat" in item.meta]
-    p = sum(probed) / len(probed) if probed else None
-    text = profile.report(u, p)
-    (folder / "reward_profile.json").write_text(json.dumps({
-        "reward": profile.name, "unanswerable_share": u, "probed_p": p, "p_star": profile.p_star,
-        "break_even_p": profile.break_even_p(u), "margin_at_probed_p": None if p is None else profile.margin(u, p),
-        "values": {k: getattr(profile, k) for k in ("correct", "wrong", "refuse_answerable", "refuse_unanswerable",
-                                                     "answer_unanswerable")}, "refusal": profile.refusal},
-        indent=2) + "\n", encoding="utf-8")
-    at = p if p is not None else 0.05
-    if profile.margin(u, at) <= 0:
+    (folder / "reward_profile.json").write_text(json.dumps(profile.to_json(), indent=2) + "\n", encoding="utf-8")
+    if profile.collapses:
         log.warning("always-abstain is optimal: %s (at p = %.2f%s); lower reward_config.false_refusal_penalty, "
                     "lower the unanswerable share or train on problems the policy solves (data.probe)",
-                    text, at, "" if p is not None else ", no probe given")
+                    profile.report(), profile.probed_p if profile.probed_p is not None else 0.05,
+                    "" if profile.probed_p is not None else ", no probe given")
     else:
-        log.info("%s", text)
+        log.info("%s", profile.report())
 
 
 def _model_path(model: Any) -> str:

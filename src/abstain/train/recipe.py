@@ -103,7 +103,9 @@ class DataSpec(BaseModel):
     probe: str | None = Field(default=None, description="problems matched to the policy: a probe of it on these "
                               "items (`abstain probe`: probe.jsonl or its folder); only problems whose answerable "
                               "original has p_range[0] < p-hat < p_range[1] are kept, each twin with its original")
-    p_range: tuple[float, float] = Field(default=(0.0, 1.0), description="open interval of p-hat to keep (probe)")
+    p_range: tuple[float, float] | None = Field(default=(0.0, 1.0), description="open interval of p-hat to keep "
+                                                "(probe); null: keep every problem, its p-hat recorded (what "
+                                                "rl_ua reads: p-hat 0 is 'beyond me')")
 
     @model_validator(mode="after")
     def _one_source(self) -> DataSpec:
@@ -167,16 +169,16 @@ def _original_key(item: Item) -> str:
     return f"pair:{pair}" if pair else f"id:{item.id}"
 
 
-def matched_to_policy(items: list[Item], probe: str, p_range: tuple[float, float], source: str) -> list[Item]:
+def matched_to_policy(items: list[Item], probe: str, p_range: tuple[float, float] | None, source: str) -> list[Item]:
     """The items whose problem the policy sometimes solves: its answerable original has low < p-hat < high in
     the probe (twins follow their original); each kept item's ``meta.p_hat`` is its original's p-hat.
+    ``p_range=None`` keeps every problem with its p-hat (``rl_ua`` reads p-hat 0 as "beyond me").
 
     Every problem must have its answerable original in the probe: a missing one is an error naming the item.
     """
     from abstain.probe import read_probe
 
-    low, high = p_range
-    if not 0 <= low < high <= 1:
+    if p_range is not None and not 0 <= p_range[0] < p_range[1] <= 1:
         raise ValueError(f"data.p_range must satisfy 0 <= low < high <= 1, got {p_range}")
     p_hat: dict[str, float | None] = {}
     for row in read_probe(probe):
@@ -191,10 +193,12 @@ def matched_to_policy(items: list[Item], probe: str, p_range: tuple[float, float
                             "(probe the answerable items of these problems with `abstain probe`; a cue-matched mix's deep twins "
                             "come without their originals: data.synth.match_hard=false)")
         value = p_hat[key]
-        if value is not None and low < value < high:
+        if p_range is None and value is None:
+            kept.append(item)  # every sample unjudged: no p-hat to record
+        elif value is not None and (p_range is None or p_range[0] < value < p_range[1]):
             kept.append(item.model_copy(update={"meta": {**item.meta, "p_hat": value}}))
     if not kept:
-        raise DataError(f"{source}: no problem has {low} < p-hat < {high} in the probe {probe}")
+        raise DataError(f"{source}: no problem has {p_range[0]} < p-hat < {p_range[1]} in the probe {probe}")
     return kept
 
 

@@ -19,7 +19,12 @@ refusing iff p > p* = (R(refuse|A) - R(wrong)) / (R(correct) - R(wrong)). p* = 0
     margin(u, p) = (1-u)[p R(correct) + (1-p) R(wrong)] + u R(answer|U)  -  [u R(refuse|U) + (1-u) R(refuse|A)]
 
 must be > 0, or GRPO drifts to always-abstain (the collapse of the cpu-demo runs: ``ternary`` at p ~ 0.05).
-``break_even_p(u)`` is the p where the margin is 0. ``abstain train grpo`` prints both for its mix.
+``break_even_p(u)`` is the p where the margin is 0. ``abstain train grpo`` prints both for its mix
+(:func:`mix_profile`).
+
+**Beyond the policy.** A reward that reads the policy's probe (``rl_ua``: an answerable problem never solved,
+``meta.p_hat == 0``, is rightly MODEL_UNCERTAIN) pays a refusal there: refusing such an item is no false
+refusal, so :func:`mix_profile` leaves those items out of the margin and reports them apart.
 
 Example:
     >>> prof = reward_profile("idk_binary")
@@ -34,13 +39,13 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from abstain.train.rewards import RewardFunction, make_reward
 
-__all__ = ["RewardProfile", "reward_profile"]
+__all__ = ["MixProfile", "RewardProfile", "mix_profile", "reward_profile"]
 
 _ANSWERABLE = {"id": "profile-a", "question": "Tom has 3 apples and buys 2 more. How many apples does Tom have?",
                "answers": ["5"], "label": "answerable"}
@@ -105,6 +110,12 @@ class RewardProfile:
         return text
 
 
+def _boxed(reward: RewardFunction, text: str) -> str:
+    """``text`` as a boxed final answer; tagged presets (``abstain_r1``) get their tags."""
+    boxed = f"\\boxed{{{text}}}"
+    return f"<thinking>Check the facts.</thinking><answer>{boxed}</answer>" if "abstain_r1" in reward.weights else boxed
+
+
 def _value(reward: RewardFunction, item: Mapping[str, Any], text: str) -> float:
     value = reward.values(reward.score([item], [text]))[0]
     if value is None:
@@ -112,18 +123,103 @@ def _value(reward: RewardFunction, item: Mapping[str, Any], text: str) -> float:
     return value
 
 
-def reward_profile(spec: str | Mapping[str, float] | RewardFunction, **config: Any) -> RewardProfile:
+def reward_profile(spec: str | Mapping[str, float] | RewardFunction, *, beyond: bool = False,
+                   **config: Any) -> RewardProfile:
     """Read the five values of a reward (a preset name, ``{name: weight}`` or a built function) by scoring
     canonical completions; ``config``: :class:`~abstain.train.rewards.RewardConfig` fields. An always-abstaining
     policy is credited with whichever refusal text (``I don't know.``, ``<DATA_UNCERTAIN>``,
-    ``<MODEL_UNCERTAIN>``) serves it best; tagged presets (``abstain_r1``) get their tags."""
+    ``<MODEL_UNCERTAIN>``) serves it best; tagged presets (``abstain_r1``) get their tags. ``beyond``: the
+    answerable problem is one the policy never solved in its probe (``meta.p_hat == 0``).
+
+    Example:
+        >>> reward_profile("rl_ua").refuse_answerable, reward_profile("rl_ua", beyond=True).best_refuse_answerable
+        (-1.0, 1.0)
+    """
     reward = spec if isinstance(spec, RewardFunction) else make_reward(spec, **config)
-    wrap = (lambda t: f"<thinking>Check the facts.</thinking><answer>{t}</answer>") if "abstain_r1" in reward.weights \
-        else (lambda t: t)
-    box = lambda t: wrap(f"\\boxed{{{t}}}")  # noqa: E731
-    correct, wrong = _value(reward, _ANSWERABLE, box("5")), _value(reward, _ANSWERABLE, box("6"))
+    answerable = {**_ANSWERABLE, "meta": {"p_hat": 0.0}} if beyond else _ANSWERABLE  # never solved: p-hat 0
+    box = lambda t: _boxed(reward, t)  # noqa: E731
+    correct, wrong = _value(reward, answerable, box("5")), _value(reward, answerable, box("6"))
     answer_u = _value(reward, _UNANSWERABLE, box("6"))
-    values = {t: (_value(reward, _ANSWERABLE, box(t)), _value(reward, _UNANSWERABLE, box(t))) for t in _REFUSALS}
+    values = {t: (_value(reward, answerable, box(t)), _value(reward, _UNANSWERABLE, box(t))) for t in _REFUSALS}
     best_a = max(a for a, _ in values.values())
     profiles = [RewardProfile(reward.__name__, correct, wrong, a, u, answer_u, t, best_a) for t, (a, u) in values.items()]
     return max(profiles, key=lambda prof: prof.always_abstain(0.5))
+
+
+
+@dataclass(frozen=True)
+class MixProfile:
+    """A reward's profile on a training mix (what ``abstain train grpo`` writes to ``reward_profile.json``).
+
+    ``margin`` is None when no answerable item is left for it: every one is beyond the policy and the reward
+    pays a refusal there, so refusing everywhere is what the reward asks, and what it teaches is which refusal
+    goes with which label.
+    """
+
+    profile: RewardProfile  # of the answerable items the policy is not known to be beyond
+    unanswerable_share: float  # among the items the margin is about (beyond-the-policy ones left out)
+    probed_p: float | None  # mean p-hat of those answerable items, where probed
+    answerable: int
+    beyond: int  # answerable items beyond the policy that the reward pays a refusal on
+    beyond_refusal: str | None  # the refusal text the reward pays best there, and its value
+    beyond_value: float | None
+    margin: float | None  # at probed_p, or at p = 0.05 when nothing was probed
+
+    @property
+    def collapses(self) -> bool:
+        """Whether always-abstain beats always-answer on the items the margin is about."""
+        return self.margin is not None and self.margin <= 0
+
+    def report(self) -> str:
+        """One paragraph for the training log."""
+        text = ""
+        if self.beyond:
+            text = (f"{self.beyond} of {self.answerable} answerable items are beyond the policy (p-hat 0 in its "
+                    f"probe), where {self.profile.name} pays {self.beyond_refusal} {self.beyond_value:+g}: no false "
+                    "refusal")
+            if self.margin is None:
+                return text + ("; every answerable item is, so refusing everywhere is what this reward asks for, "
+                               "and what it teaches is which refusal goes with which label")
+            text += ", so they are left out of the margin; "
+        return text + self.profile.report(self.unanswerable_share, self.probed_p)
+
+    def to_json(self) -> dict[str, Any]:
+        """The record written next to the run (``reward_profile.json``)."""
+        prof, u = self.profile, self.unanswerable_share
+        return {"reward": prof.name, "unanswerable_share": u, "probed_p": self.probed_p, "p_star": prof.p_star,
+                "break_even_p": None if self.margin is None else prof.break_even_p(u),
+                "margin_at_probed_p": self.margin if self.probed_p is not None else None,
+                "answerable": self.answerable, "beyond_policy": self.beyond, "beyond_refusal": self.beyond_refusal,
+                "values": {k: getattr(prof, k) for k in ("correct", "wrong", "refuse_answerable", "refuse_unanswerable",
+                                                         "answer_unanswerable")}, "refusal": prof.refusal}
+
+
+def mix_profile(reward: RewardFunction, items: Sequence[Any]) -> MixProfile:
+    """The reward's profile on a training mix (items with ``label`` and ``meta``; ``meta.p_hat`` from a probe).
+
+    Answerable items the policy never solved (p-hat 0) are left out of the margin when the reward pays a
+    refusal there more than elsewhere (``rl_ua``'s "beyond me"); a reward blind to the probe keeps them in.
+
+    Example:
+        >>> from types import SimpleNamespace as Item
+        >>> mix = [Item(label="answerable", meta={"p_hat": 0.0}), Item(label="unanswerable", meta={})]
+        >>> mix_profile(make_reward("rl_ua"), mix).report()[:73]
+        '1 of 1 answerable items are beyond the policy (p-hat 0 in its probe), whe'
+        >>> mix_profile(make_reward("ternary"), mix).collapses
+        True
+    """
+    plain = reward_profile(reward)
+    beyond_prof = reward_profile(reward, beyond=True)
+    reads_probe = beyond_prof.best_refuse_answerable > plain.best_refuse_answerable
+    answerable = [item for item in items if item.label == "answerable"]
+    beyond = [item for item in answerable if reads_probe and item.meta.get("p_hat") == 0.0]
+    left_out = {id(item) for item in beyond}
+    kept = [item for item in items if id(item) not in left_out]
+    u = sum(item.label == "unanswerable" for item in kept) / max(len(kept), 1)
+    probed = [item.meta["p_hat"] for item in kept if item.label == "answerable" and "p_hat" in item.meta]
+    p = sum(probed) / len(probed) if probed else None
+    never_solved = {**_ANSWERABLE, "meta": {"p_hat": 0.0}}
+    best = max(reversed(_REFUSALS), key=lambda t: _value(reward, never_solved, _boxed(reward, t))) if beyond else None
+    margin = plain.margin(u, p if p is not None else 0.05) if len(answerable) > len(beyond) else None
+    return MixProfile(plain, u, p, len(answerable), len(beyond), best,
+                      beyond_prof.best_refuse_answerable if beyond else None, margin)
