@@ -6,7 +6,8 @@ writes ``data/real.jsonl`` (500 UMWP pairs, seed 0, after the evaluation guard),
 certified synthetic problems: seed 21, plain, 35% twins, 10% hard, as the shipped adapter's mix),
 ``data/mixed.jsonl`` (250 of those UMWP pairs and 500 of those synthetic problems) and ``data/real-answerable.jsonl``,
 ``data/synth-answerable.jsonl`` (their answerable items: what ``abstain probe`` measures the policy on), and
-``data/transfer-umwp.jsonl`` (the transfer suite's 50 UMWP pairs: an in-distribution evaluation, reported apart).
+``data/transfer-umwp.jsonl`` (the transfer suite's 50 UMWP pairs: an in-distribution evaluation, reported apart) and
+``data/transfer-ood.jsonl`` (the transfer suite's other 280 items: the final table's, with ``abstain-test-sum``).
 Rerunning rewrites the same files (everything is seeded).
 """
 
@@ -35,9 +36,13 @@ def main(out: Path) -> None:
         answerable = [i for i in items if i.label == "answerable"]
         write_jsonl(data / f"{name}-answerable.jsonl", answerable)
         print(f"{name}: {len(answerable)} answerable items to probe")
-    near = [i for i in load_suite("transfer").items if i.source.startswith("umwp")]
+    transfer = load_suite("transfer").items
+    near = [i for i in transfer if i.source.startswith("umwp")]
     write_jsonl(data / "transfer-umwp.jsonl", near)
     print(f"transfer-umwp: {len(near)} items (in distribution, evaluated apart)")
+    far = [i for i in transfer if not i.source.startswith("umwp")]
+    write_jsonl(data / "transfer-ood.jsonl", far)
+    print(f"transfer-ood: {len(far)} items (the final table, with abstain-test-sum)")
 
 
 if __name__ == "__main__":
