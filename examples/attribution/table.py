@@ -1,13 +1,15 @@
 """The validation table of docs/experiments/attribution.md: every arm against the shipped adapter, by the pick rule.
 
     python examples/attribution/table.py runs/attribution/val shipped base real-attr synth-attr ...
+    python examples/attribution/table.py --by-benchmark runs/attribution/final-transfer shipped base ...
 
 Each arm is an ``abstain eval`` folder under the first argument, all on ``mip-gsm8k-val``; the first is the
 reference (the shipped adapter). Per arm: ``ua.du_discrimination`` and its within-count version with their
 CIs; the within-count difference to the reference with its paired bootstrap CI (the rule: > +0.02 and a CI
 excluding 0); P(DATA_UNCERTAIN | answerable) and the boxed share (eligibility: <= 0.20 and >= 0.95); A-Acc;
 ``r1.discrimination`` and its within-count version (what an idk arm is read by); the cue baseline
-(``cue.le2_discrimination``, the same for every arm: the questions alone).
+(``cue.le2_discrimination``, the same for every arm: the questions alone). ``--by-benchmark`` prints, per
+arm and benchmark of the folder's items, the DU discrimination, its within-count version and the cue baseline.
 """
 
 from __future__ import annotations
@@ -55,5 +57,19 @@ def main(root: str, arms: list[str]) -> None:
               f"| {_ci(m, 'cue.le2_discrimination')} | {len(rows[arm])} |")
 
 
+def by_benchmark(root: str, arms: list[str]) -> None:
+    print("| arm | benchmark | DU disc. | DU disc. within count | cue (≤ 2 numerals) |")
+    print("|---|---|---|---|---|")
+    for arm in arms:
+        meta = json.loads((Path(root) / arm / "metrics.json").read_text())
+        protocol = next(iter(meta["protocols"]))
+        for bench, m in sorted(meta["by_benchmark"][protocol].items()):
+            print(f"| {arm} | {bench} | {_ci(m, 'ua.du_discrimination')} | {_ci(m, WITHIN)} "
+                  f"| {_ci(m, 'cue.le2_discrimination')} |")
+
+
 if __name__ == "__main__":
-    main(sys.argv[1], sys.argv[2:])
+    if sys.argv[1] == "--by-benchmark":
+        by_benchmark(sys.argv[2], sys.argv[3:])
+    else:
+        main(sys.argv[1], sys.argv[2:])
