@@ -253,6 +253,32 @@ def test_the_tiny_recipe_runs_end_to_end_resumes_and_evaluates(tmp_path, bundled
     assert len(read_jsonl(tmp_path / "ev" / "scored.jsonl", ScoredRow)) == 2
 
 
+def test_an_rl_ua_stage_reads_beyond_me_from_the_probe(tmp_path, bundled_model_dir):
+    """The GRPO stage of docs/experiments/attribution.md at tiny size: real UMWP pairs under `attribution`,
+    `rl_ua`, every problem kept with its probe's p-hat (``p_range: null``); a problem never solved makes
+    MODEL_UNCERTAIN right, so the reward profile has no always-abstain margin and gives no collapse warning."""
+    from abstain.data.real_text import umwp_pairs
+    from abstain.probe import PROBE, ProbeRow
+    from abstain.schema import write_jsonl
+
+    pairs, _ = umwp_pairs(2, seed=0)
+    write_jsonl(tmp_path / "items.jsonl", pairs)
+    (tmp_path / "probe").mkdir()
+    write_jsonl(tmp_path / "probe" / PROBE, [
+        ProbeRow(**item.model_dump(), model="bundled", protocol="answer_only", k=4, n_judged=4, n_correct=0,
+                 p_hat=0.0, ook=True, samples=[]) for item in pairs if item.label == "answerable"])
+    out = tmp_path / "run"
+    data = f"{{file: {tmp_path / 'items.jsonl'}, probe: {tmp_path / 'probe'}, p_range: null}}"
+    r = CliRunner().invoke(app, ["train", "grpo", "--recipe", "tiny-grpo", "--set", f"data={data}", "--set", "reward=rl_ua",
+                                 "--set", "advantage=grpo", "--set", "protocol=attribution", "--set", "steps=1",
+                                 "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    profile = json.loads((out / "reward_profile.json").read_text())
+    assert (profile["answerable"], profile["beyond_policy"], profile["beyond_refusal"]) == (2, 2, "<MODEL_UNCERTAIN>")
+    assert profile["margin_at_probed_p"] is None and "always-abstain is optimal" not in r.output
+    assert [json.loads(line)["step"] for line in (out / "metrics.jsonl").read_text().splitlines()] == [1]
+
+
 def test_bad_recipes_name_the_field_and_what_is_allowed(tmp_path):
     bad = tmp_path / "bad.yaml"
     bad.write_text("kind: grpo\nmodel: bundled\ndata: {synth: {n: 4, seed: 3}}\nsteps: 1\nlearning_rate: 1e-5\n"
