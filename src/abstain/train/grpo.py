@@ -361,8 +361,7 @@ def _report_margin(reward: RewardFunction, items: list[Any], folder: Any) -> Non
     if profile.collapses:
         log.warning("always-abstain is optimal: %s (at p = %.2f%s); lower reward_config.false_refusal_penalty, "
                     "lower the unanswerable share or train on problems the policy solves (data.probe)",
-                    profile.report(), profile.probed_p if profile.probed_p is not None else 0.05,
-                    "" if profile.probed_p is not None else ", no probe given")
+                    profile.report(), profile.at_p, "" if profile.probed_p is not None else ", no probe given")
     else:
         log.info("%s", profile.report())
 

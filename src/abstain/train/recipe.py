@@ -193,11 +193,10 @@ def matched_to_policy(items: list[Item], probe: str, p_range: tuple[float, float
                             "(probe the answerable items of these problems with `abstain probe`; a cue-matched mix's deep twins "
                             "come without their originals: data.synth.match_hard=false)")
         value = p_hat[key]
-        if p_range is None and value is None:
-            kept.append(item)  # every sample unjudged: no p-hat to record
-        elif value is not None and (p_range is None or p_range[0] < value < p_range[1]):
-            kept.append(item.model_copy(update={"meta": {**item.meta, "p_hat": value}}))
-    if not kept:
+        if p_range is None or (value is not None and p_range[0] < value < p_range[1]):
+            # a problem whose every sample went unjudged has no p-hat to record
+            kept.append(item if value is None else item.model_copy(update={"meta": {**item.meta, "p_hat": value}}))
+    if not kept and p_range is not None:
         raise DataError(f"{source}: no problem has {p_range[0]} < p-hat < {p_range[1]} in the probe {probe}")
     return kept
 

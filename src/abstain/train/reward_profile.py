@@ -51,8 +51,12 @@ _ANSWERABLE = {"id": "profile-a", "question": "Tom has 3 apples and buys 2 more.
                "answers": ["5"], "label": "answerable"}
 _UNANSWERABLE = {"id": "profile-u", "question": "Tom has some apples and buys 2 more. How many apples does Tom have?",
                  "answers": [], "label": "unanswerable", "gap": "The problem never states how many apples Tom had."}
+#: the same problem, never solved by the policy in its probe (what ``rl_ua`` reads as "beyond me")
+_NEVER_SOLVED = {**_ANSWERABLE, "meta": {"p_hat": 0.0}}
 #: the refusal texts an always-abstaining policy could write; it is credited with the best of them
 _REFUSALS = ("I don't know.", "<DATA_UNCERTAIN>", "<MODEL_UNCERTAIN>")
+#: the accuracy the always-abstain margin is read at when nothing was probed
+UNPROBED_P = 0.05
 
 
 @dataclass(frozen=True)
@@ -67,6 +71,7 @@ class RewardProfile:
     answer_unanswerable: float
     refusal: str  # the refusal text an always-abstaining policy does best with (the values above)
     best_refuse_answerable: float  # the best any refusal text earns on an answerable item (p* uses it)
+    answerable_refusal: str  # the refusal text that earns it (a tie goes to the tag)
 
     @property
     def p_star(self) -> float:
@@ -110,12 +115,6 @@ class RewardProfile:
         return text
 
 
-def _boxed(reward: RewardFunction, text: str) -> str:
-    """``text`` as a boxed final answer; tagged presets (``abstain_r1``) get their tags."""
-    boxed = f"\\boxed{{{text}}}"
-    return f"<thinking>Check the facts.</thinking><answer>{boxed}</answer>" if "abstain_r1" in reward.weights else boxed
-
-
 def _value(reward: RewardFunction, item: Mapping[str, Any], text: str) -> float:
     value = reward.values(reward.score([item], [text]))[0]
     if value is None:
@@ -136,15 +135,17 @@ def reward_profile(spec: str | Mapping[str, float] | RewardFunction, *, beyond: 
         (-1.0, 1.0)
     """
     reward = spec if isinstance(spec, RewardFunction) else make_reward(spec, **config)
-    answerable = {**_ANSWERABLE, "meta": {"p_hat": 0.0}} if beyond else _ANSWERABLE  # never solved: p-hat 0
-    box = lambda t: _boxed(reward, t)  # noqa: E731
+    answerable = _NEVER_SOLVED if beyond else _ANSWERABLE
+    wrap = (lambda t: f"<thinking>Check the facts.</thinking><answer>{t}</answer>") if "abstain_r1" in reward.weights \
+        else (lambda t: t)
+    box = lambda t: wrap(f"\\boxed{{{t}}}")  # noqa: E731
     correct, wrong = _value(reward, answerable, box("5")), _value(reward, answerable, box("6"))
     answer_u = _value(reward, _UNANSWERABLE, box("6"))
     values = {t: (_value(reward, answerable, box(t)), _value(reward, _UNANSWERABLE, box(t))) for t in _REFUSALS}
-    best_a = max(a for a, _ in values.values())
-    profiles = [RewardProfile(reward.__name__, correct, wrong, a, u, answer_u, t, best_a) for t, (a, u) in values.items()]
+    best = max(reversed(_REFUSALS), key=lambda t: values[t][0])
+    profiles = [RewardProfile(reward.__name__, correct, wrong, a, u, answer_u, t, values[best][0], best)
+                for t, (a, u) in values.items()]
     return max(profiles, key=lambda prof: prof.always_abstain(0.5))
-
 
 
 @dataclass(frozen=True)
@@ -157,13 +158,22 @@ class MixProfile:
     """
 
     profile: RewardProfile  # of the answerable items the policy is not known to be beyond
+    beyond_profile: RewardProfile  # of a problem the policy never solved
     unanswerable_share: float  # among the items the margin is about (beyond-the-policy ones left out)
     probed_p: float | None  # mean p-hat of those answerable items, where probed
     answerable: int
     beyond: int  # answerable items beyond the policy that the reward pays a refusal on
-    beyond_refusal: str | None  # the refusal text the reward pays best there, and its value
-    beyond_value: float | None
-    margin: float | None  # at probed_p, or at p = 0.05 when nothing was probed
+    margin: float | None  # at ``at_p``; None when every answerable item is beyond the policy
+
+    @property
+    def at_p(self) -> float:
+        """The accuracy the margin is read at: the probed one, else :data:`UNPROBED_P`."""
+        return self.probed_p if self.probed_p is not None else UNPROBED_P
+
+    @property
+    def beyond_refusal(self) -> str | None:
+        """The refusal text the reward pays best on a problem beyond the policy (None: no such item)."""
+        return self.beyond_profile.answerable_refusal if self.beyond else None
 
     @property
     def collapses(self) -> bool:
@@ -175,8 +185,8 @@ class MixProfile:
         text = ""
         if self.beyond:
             text = (f"{self.beyond} of {self.answerable} answerable items are beyond the policy (p-hat 0 in its "
-                    f"probe), where {self.profile.name} pays {self.beyond_refusal} {self.beyond_value:+g}: no false "
-                    "refusal")
+                    f"probe), where {self.profile.name} pays {self.beyond_refusal} "
+                    f"{self.beyond_profile.best_refuse_answerable:+g}: no false refusal")
             if self.margin is None:
                 return text + ("; every answerable item is, so refusing everywhere is what this reward asks for, "
                                "and what it teaches is which refusal goes with which label")
@@ -208,8 +218,7 @@ def mix_profile(reward: RewardFunction, items: Sequence[Any]) -> MixProfile:
         >>> mix_profile(make_reward("ternary"), mix).collapses
         True
     """
-    plain = reward_profile(reward)
-    beyond_prof = reward_profile(reward, beyond=True)
+    plain, beyond_prof = reward_profile(reward), reward_profile(reward, beyond=True)
     reads_probe = beyond_prof.best_refuse_answerable > plain.best_refuse_answerable
     answerable = [item for item in items if item.label == "answerable"]
     beyond = [item for item in answerable if reads_probe and item.meta.get("p_hat") == 0.0]
@@ -218,8 +227,5 @@ def mix_profile(reward: RewardFunction, items: Sequence[Any]) -> MixProfile:
     u = sum(item.label == "unanswerable" for item in kept) / max(len(kept), 1)
     probed = [item.meta["p_hat"] for item in kept if item.label == "answerable" and "p_hat" in item.meta]
     p = sum(probed) / len(probed) if probed else None
-    never_solved = {**_ANSWERABLE, "meta": {"p_hat": 0.0}}
-    best = max(reversed(_REFUSALS), key=lambda t: _value(reward, never_solved, _boxed(reward, t))) if beyond else None
-    margin = plain.margin(u, p if p is not None else 0.05) if len(answerable) > len(beyond) else None
-    return MixProfile(plain, u, p, len(answerable), len(beyond), best,
-                      beyond_prof.best_refuse_answerable if beyond else None, margin)
+    margin = plain.margin(u, p if p is not None else UNPROBED_P) if len(answerable) > len(beyond) else None
+    return MixProfile(plain, beyond_prof, u, p, len(answerable), len(beyond), margin)
