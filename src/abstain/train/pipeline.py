@@ -23,7 +23,7 @@ from typing import Any
 
 from abstain.runs import differences
 from abstain.schema import DataError, write_json
-from abstain.train.distributed import barrier, main_first
+from abstain.train.distributed import World, barrier, main_first, recipe_split, refuse_sharded_training
 from abstain.train.recipe import PipelineRecipe, Recipe
 from abstain.train.runner import ProgressFn, TrainResult, TrainRun, join_processes, read_json_record
 
@@ -52,6 +52,13 @@ def run_pipeline(pipeline: PipelineRecipe, out: str, train_stage: StageTrainer,
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
     stages = pipeline.stage_recipes(str(folder))  # every stage validated before anything trains
+    world = World.from_env()
+    for stage, recipe in stages:  # and every stage's batch split over this launch's processes
+        refuse_sharded_training(recipe.trl)
+        try:
+            recipe_split(recipe, world)
+        except DataError as exc:
+            raise DataError(f"pipeline stage {stage.name!r}: {exc}") from None
     join_processes(*(recipe for _, recipe in stages))
     record: dict[str, Any] = {"pipeline": pipeline.model_dump(mode="json"), "stages": {}}
     if (folder / "pipeline.json").exists():  # a resumed pipeline keeps what the earlier sessions recorded

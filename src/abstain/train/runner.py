@@ -40,10 +40,12 @@ from abstain.schema import DataError, read_lines, write_json, write_text
 from abstain.train.distributed import (
     BatchSplit,
     World,
+    agree_on,
     barrier,
     init_processes,
     main_first,
     recipe_split,
+    refuse_sharded_training,
     warn_single_process_launch,
 )
 from abstain.train.lm_head import compact_lm_head
@@ -152,13 +154,36 @@ class TrainRun:
         continues from the last complete one. On N processes the main one does this while the others wait;
         then each finds the same checkpoint.
         """
+        if resume and recipe.trl.get("save_only_model"):
+            raise DataError(
+                "--resume with recipe field trl.save_only_model: its checkpoints hold the weights only (no optimizer, "
+                "scheduler or RNG states), so a resumed run would not continue the same run. Start afresh (another "
+                "--out), or leave save_only_model off to be able to resume")
         main_first(lambda: self._prepare_folder(recipe, resume))
+        # the main process picks the checkpoint; every process must see that same one, complete (several nodes
+        # without a shared filesystem would each find their own last checkpoint)
+        chosen = agree_on(self._last_name() if resume else None, self._sees)
+        return None if chosen is None else str(self.checkpoints / chosen)
+
+    def _last_name(self) -> str | None:
         last = self.last_checkpoint()
-        return str(last) if last is not None and resume else None
+        return None if last is None else last.name
+
+    def _sees(self, name: str | None) -> str | None:
+        """None when this process sees checkpoint ``name`` complete (or there is none to see), else why not."""
+        if name is None or checkpoint_complete(self.checkpoints / name, self.world_size):
+            return None
+        return (f"{self.checkpoints / name} (the main process's checkpoint to resume from) is missing or incomplete "
+                "here: the run folder must be on a filesystem every node sees")
 
     def _prepare_folder(self, recipe: Recipe, resume: bool) -> None:
         config = self.path / "config.json"
         before = read_json_record(config) if config.exists() else {}
+        size = (before.get("distributed") or {}).get("world_size", 1)
+        if before and size != self.world_size:
+            raise DataError(
+                f"{self.path} was trained on {size} process(es) and this launch has {self.world_size}: resume it on "
+                f"{size} (each process's data order and RNG state are in its checkpoints), or choose another --out")
         # a folder from an abstain that recorded no split ran on one process with per_device = batch_size:
         # the same split as now when this is one process without accumulation
         same = self.split is None or (self.split.world_size == 1 and self.split.accumulation == 1)
@@ -395,6 +420,7 @@ def start(recipe: Recipe, out: str, resume: bool, until: int | None = None) -> t
         raise ValueError(f"until must be a step >= 1, got {until}")
     set_threads(recipe.threads)
     warn_single_process_launch()
+    refuse_sharded_training(recipe.trl)  # before anything is written or trained
     world = World.from_env()
     run = TrainRun(out)
     run.until = until
