@@ -6,8 +6,10 @@ completion scored once: by the reward call in TRL's trainer, by the subclass its
 the reward call); the subclass adds gathering the outcomes, the TIAR bonus and its logs. Each side trains one
 step from a fresh trainer ``--repeat`` times, interleaved, and its best step time counts (the machine is
 shared). The time the subclass spends in its own code (its three overrides minus the TRL methods they call
-and the scoring both trainers do) is measured directly too.
-Goal: ratio <= 1.03.
+and the scoring both trainers do) is measured directly too. On a CUDA GPU both train there (bf16), else on the CPU
+with 2 threads.
+Every completion is exactly ``--tokens`` long (``min_new_tokens``), so both sides generate the same tokens. Goal:
+ratio <= 1.03.
 
     python bench/bench_grpo.py [--prompts 2] [--generations 4] [--tokens 32] [--repeat 3]
 """
@@ -84,11 +86,16 @@ class TimedTIAR(AbstainGRPOTrainer):
 
 
 def one_step(kind: str, args: argparse.Namespace, model: str, dataset) -> float:  # type: ignore[no-untyped-def]
+    cuda = torch.cuda.is_available()  # on a GPU as a GPU user trains (bf16 autocast); else TRL's CPU settings
     common = dict(output_dir=tempfile.mkdtemp(), num_generations=args.generations,
                   per_device_train_batch_size=args.prompts * args.generations, max_steps=1,
-                  max_completion_length=args.tokens, learning_rate=1e-5, use_cpu=True, bf16=False,
+                  max_completion_length=args.tokens, learning_rate=1e-5, use_cpu=not cuda,
+                  bf16=cuda and torch.cuda.is_bf16_supported(),
                   gradient_checkpointing=False, report_to=[], save_strategy="no", logging_steps=1, seed=0,
-                  disable_tqdm=True)
+                  disable_tqdm=True,
+                  # every completion exactly --tokens long: both sides generate the same number of tokens, so a
+                  # difference in sampled lengths (on a GPU the two trainers' samples can differ) is not billed to TIAR
+                  generation_kwargs={"min_new_tokens": args.tokens})
     timer = StepTimer()
     reward = make_reward("ternary", protocol="idk")
     if kind == "tiar":
@@ -108,7 +115,8 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=32)
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
-    torch.set_num_threads(2)
+    if not torch.cuda.is_available():
+        torch.set_num_threads(2)
     model = str(bundled_model_dir())
     items = list(generate_missing_premise(SynthConfig(n=args.prompts, seed=11, unanswerable_ratio=0.5)))
     dataset = prompt_dataset(items, "idk")
@@ -132,6 +140,7 @@ def main() -> None:
         "all step times": {k: [round(x, 3) for x in v] for k, v in times.items()},
         "goal_met (<= 1.03)": best["tiar"] / best["plain"] <= 1.03,
         "python": platform.python_version(),
+        "device": torch.cuda.get_device_name(0) if torch.cuda.is_available() else "cpu",
     }
     report("bench_grpo", result)
 

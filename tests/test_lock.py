@@ -58,6 +58,16 @@ def test_every_pip_install_in_the_makefile_is_locked_or_exact():
             assert exact or canonicalize_name(req.name) in locked, f"Makefile: {req} is neither exact nor locked"
 
 
+def test_the_gpu_checks_requirements_are_the_locks_versions():
+    pins = _read(LOCK / "venv.txt")
+    listed = [Requirement(line) for line in (ROOT / "bench" / "gpu_requirements.txt").read_text().splitlines()
+              if line.strip() and not line.startswith("#")]
+    assert len(listed) >= 10
+    for req in listed:
+        name = canonicalize_name(req.name)
+        assert str(req.specifier) == f"=={pins[name][0]}", f"bench/gpu_requirements.txt {req} vs lock/venv.txt {pins[name][0]}"
+
+
 def test_the_lock_satisfies_pyproject_ranges():
     """Users who `pip install abstain` get pyproject's ranges: the locked versions must lie inside them."""
     import tomllib

@@ -258,9 +258,11 @@ def _count(backend: Backend, before: int | None, texts: list[list[str]]) -> int:
 
 def _generate(
     run: RunDir, prompts: Prompts, keys: list[list[tuple[str, str, int]]], config: EvalConfig,
-    make: Callable[[], Backend], progress: EvalProgress,
+    make: Callable[[], Backend], progress: EvalProgress, timing: dict[str, Any],
 ) -> tuple[int, int, int, float]:
-    """Generate the unfinished chunks; returns (prompts generated, prompts skipped, tokens, seconds)."""
+    """Generate the unfinished chunks; returns (prompts generated, prompts skipped, tokens, seconds).
+
+    ``timing`` receives the seconds the backend took to load and, where it counts them, its decoding steps."""
     work = prompts.work
     done = {row_key(r) for r in run.read_rows(RESPONSES, ResponseRow)}
     size = config.batch_size
@@ -270,7 +272,9 @@ def _generate(
     progress.phase("generating", len(work), finished)
     if not todo:
         return 0, finished, 0, 0.0
+    loading = time.perf_counter()
     backend = make()
+    timing["load_seconds"] = time.perf_counter() - loading
     gen = config.generation()
     prompts_done = tokens = 0
     start = time.perf_counter()
@@ -293,6 +297,9 @@ def _generate(
                 tokens += chunk_tokens
                 progress.advance(len(chunk), chunk_tokens)
     finally:
+        stats = getattr(backend, "stats", None)
+        if getattr(stats, "steps", 0):
+            timing["decode_steps"], timing["batches"] = stats.steps, stats.batches
         backend.close()
     return prompts_done, finished, tokens, time.perf_counter() - start
 
@@ -339,6 +346,7 @@ def evaluate(
     never recorded); otherwise ``config.judge.build(...)`` when something is left to score.
     """
     progress = progress or EvalProgress()
+    prepared = time.time()
     prompts = eval_prompts(config)
     record = prompts.record
     run = RunDir(out)
@@ -364,7 +372,8 @@ def evaluate(
         return make_backend(config.model, **options)
 
     started = time.time()
-    generated, skipped, tokens, gen_seconds = _generate(run, prompts, keys, config, make, progress)
+    phases: dict[str, Any] = {"prepare_seconds": time.time() - prepared}
+    generated, skipped, tokens, gen_seconds = _generate(run, prompts, keys, config, make, progress, phases)
 
     order = {k: n for n, ks in enumerate(keys) for k in ks}
     responses = [r for r in run.read_rows(RESPONSES, ResponseRow) if row_key(r) in order]
@@ -391,12 +400,16 @@ def evaluate(
     run.rewrite(RESPONSES, responses)
     run.rewrite(SCORED, scored)
 
+    metrics_start = time.perf_counter()
     metrics = run_metrics(scored, record)
     write_json(run.path / METRICS, metrics)
+    phases["metrics_seconds"] = time.perf_counter() - metrics_start
 
     from abstain.report import write_report
 
+    report_start = time.perf_counter()
     write_report(run.path)
+    phases["report_seconds"] = time.perf_counter() - report_start
     session = {
         "started_unix": round(started, 3),
         "prompts_generated": generated,
@@ -406,6 +419,7 @@ def evaluate(
         "tokens_per_second": round(tokens / gen_seconds, 2) if gen_seconds else None,
         "scoring_seconds": round(score_seconds, 3),
         "wall_seconds": round(time.time() - started, 3),
+        **{k: round(v, 3) if isinstance(v, float) else v for k, v in phases.items()},
     }
     timing = {"sessions": [*_read_timing(run.path / TIMING), session]}
     write_json(run.path / TIMING, timing)

@@ -95,6 +95,9 @@ class GenerationStats:
     samples: int = 0
     new_tokens: int = 0
     seconds: float = 0.0
+    #: decoding steps (a batch runs until its longest row ends: steps x rows >= new_tokens), where a backend counts them
+    steps: int = 0
+    batches: int = 0
 
     @property
     def tokens_per_second(self) -> float | None:

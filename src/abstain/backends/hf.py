@@ -31,6 +31,7 @@ Example (the bundled model; ``make_backend("bundled")`` does the same)::
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import inspect
 import logging
@@ -83,6 +84,15 @@ class HFOptions:
     prefix_cache: bool = field(
         default=True, metadata={"help": "prefill the tokens all prompts of a batch share once (system prompt, instructions)"}
     )
+    attn_implementation: str | None = field(
+        default=None, metadata={"help": "transformers' attention: sdpa | eager | flash_attention_2 (None: the model's)"}
+    )
+    cudnn_attention: bool = field(default=False, metadata={
+        "help": "GPU: let SDPA use cuDNN's attention (off: flash / memory-efficient / math only; cuDNN's kernel made "
+                "bf16 decoding slower, docs/benchmarks.md#on-a-gpu)"})
+    compile: bool = field(default=False, metadata={
+        "help": "GPU: a static KV cache and torch.compile'd decoding (CUDA graphs); the first batch of each shape "
+                "compiles (tens of seconds), so it pays off on long runs. Turns prefix_cache off"})
 
     def __post_init__(self) -> None:
         if self.batch_size < 1:
@@ -91,6 +101,9 @@ class HFOptions:
             raise ValueError("num_threads must be >= 1 (or None to leave torch's setting)")
         if self.dtype is not None and self.dtype not in _DTYPES:
             raise ValueError(f"dtype must be one of {', '.join(_DTYPES)}, got {self.dtype!r}")
+        if self.attn_implementation not in (None, "sdpa", "eager", "flash_attention_2", "flash_attention_3"):
+            raise ValueError("attn_implementation must be sdpa, eager, flash_attention_2 or flash_attention_3, got "
+                             f"{self.attn_implementation!r}")
 
 
 class SeededSampler(LogitsProcessor):
@@ -127,6 +140,8 @@ def load_model(model: str | Path, options: HFOptions = HFOptions()) -> tuple[Any
     text = str(model)
     path = Path(text).expanduser()
     kwargs: dict[str, Any] = {"trust_remote_code": options.trust_remote_code}
+    if options.attn_implementation:
+        kwargs["attn_implementation"] = options.attn_implementation
     hub = False
     if path.is_file() and path.suffix == ".gguf":
         source, kwargs["gguf_file"] = str(path.parent), path.name
@@ -224,7 +239,10 @@ class HFBackend:
         for s in range(0, len(rows), self.batch_size):
             chunk = rows[s : s + self.batch_size]
             seeds = None if config.greedy else [sample_seed(prompts[i], k, config.seed) for i, k in chunk]
-            for (i, k), new in zip(chunk, self._generate_batch([ids[i] for i, _ in chunk], config, seeds), strict=True):
+            batch = self._generate_batch([ids[i] for i, _ in chunk], config, seeds)
+            self.stats.steps += batch.shape[1]
+            self.stats.batches += 1
+            for (i, k), new in zip(chunk, batch, strict=True):
                 text, count = self.decode(new)
                 texts[i][k] = template_think_prefix(rendered[i]) + text
                 tokens += count
@@ -253,14 +271,15 @@ class HFBackend:
 
     def generation_config(self, config: GenerationConfig) -> HFGenerationConfig:
         """The transformers settings of one call: greedy on top of :class:`SeededSampler` when sampling."""
+        extra: dict[str, Any] = {"cache_implementation": "static"} if self.options.compile else {}
         return HFGenerationConfig(
             max_new_tokens=config.max_new_tokens, do_sample=False, num_beams=1, repetition_penalty=1.0,
-            no_repeat_ngram_size=0, pad_token_id=self._pad, eos_token_id=sorted(self._eos),
+            no_repeat_ngram_size=0, pad_token_id=self._pad, eos_token_id=sorted(self._eos), **extra,
         )
 
     def _shared_prefix(self, seqs: list[list[int]]) -> int:
         """Tokens all rows start with, to prefill once (0: not worth it, or switched off)."""
-        if not self.options.prefix_cache or len(seqs) < 2:
+        if not self.options.prefix_cache or self.options.compile or len(seqs) < 2:
             return 0
         shared = min(len(os.path.commonprefix(seqs)), min(map(len, seqs)) - 1)  # every row keeps >= 1 token
         return shared if shared >= _MIN_PREFIX else 0
@@ -279,7 +298,7 @@ class HFBackend:
         if seeds is not None:
             sampler = SeededSampler(seeds, config.temperature, config.top_p, device)
             kwargs["logits_processor"] = LogitsProcessorList([sampler])
-        with torch.inference_mode():
+        with torch.inference_mode(), self._attention_kernels(device):
             if shared:  # positions come from the mask's cumsum, so the padding in the middle is harmless
                 out = self.model(input_ids=ids[:1, :shared], use_cache=True, logits_to_keep=1)
                 cache = getattr(out, self._cache_arg)
@@ -289,6 +308,14 @@ class HFBackend:
                 input_ids=ids, attention_mask=mask, generation_config=self.generation_config(config), **kwargs
             )
         return out[:, ids.shape[1] :].cpu()
+
+    def _attention_kernels(self, device: torch.device) -> Any:
+        """On a GPU, SDPA without cuDNN's attention unless ``cudnn_attention`` (a no-op elsewhere)."""
+        if device.type != "cuda" or self.options.cudnn_attention:
+            return contextlib.nullcontext()
+        from torch.nn.attention import SDPBackend, sdpa_kernel
+
+        return sdpa_kernel([SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH])
 
     def decode(self, new: torch.Tensor) -> tuple[str, int]:
         """(text, tokens generated): up to the first EOS (counted), special tokens but ``<think>`` dropped."""

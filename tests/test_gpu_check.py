@@ -1,0 +1,47 @@
+"""bench/gpu_check.sh, the project's GPU check, as far as a CPU can run it: the wrapper runs without abstain
+installed (its PYTHONPATH), a section in its own process writes its JSON, the goals read the figures, and the
+shipped CPU reference covers the ``quick`` suite. The full dry run (every section at toy sizes, ~6 min on 2 cores:
+``CUDA_VISIBLE_DEVICES= bench/gpu_check.sh --dry-run``) is run by hand, not here."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+
+import gpu_check  # noqa: E402
+
+
+def test_the_wrapper_runs_a_section_on_a_cpu_and_writes_one_json(tmp_path):
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "PYTHON": sys.executable}
+    done = subprocess.run(["bash", str(ROOT / "bench" / "gpu_check.sh"), "--dry-run", "--only", "host", "--out",
+                           str(tmp_path)], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    assert report == json.loads((tmp_path / "gpu_check.json").read_text())
+    host = report["sections"]["host"]
+    assert host["device"] == "cpu" and host["torch"] and "section_seconds" in host
+    assert set(host["cpu"]) >= {"model", "avx2", "amx"}
+    assert report["goals"]["grpo_step_s <= 2"] is None  # not measured: no number
+
+
+def test_goals_read_the_measured_figures():
+    sections = {"eval": {"fp32": {"tokens_per_second": 2000.0}, "bf16": {"tokens_per_second": 12000.0}},
+                "grpo": {"transformers": {"median_step_s_after_first": 2.5}}, "ratio": {"tiar / plain": 1.01}}
+    goals = gpu_check.goals(sections)
+    assert goals["eval bf16 tokens/s >= 10000"] == {"measured": 12000.0, "met": True}
+    assert goals["grpo_step_s <= 2"] == {"measured": 2.5, "met": False}
+    assert goals["eval bf16 at least as fast as fp32"]["met"] and goals["tiar / plain <= 1.03"]["met"]
+
+
+def test_the_cpu_reference_is_the_quick_suite_under_idk():
+    from abstain.data.suites import load_suite
+
+    rows = [json.loads(line) for line in gpu_check.REFERENCE.read_text().splitlines()]
+    assert sorted(r["id"] for r in rows) == sorted(item.id for item in load_suite("quick").items)
+    assert {r["outcome"] for r in rows} <= {"correct", "wrong", "abstain", "unscored"}
