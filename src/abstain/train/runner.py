@@ -48,6 +48,7 @@ from abstain.train.distributed import (
     refuse_sharded_training,
     warn_single_process_launch,
 )
+from abstain.train.checkpoints import checkpoint_complete
 from abstain.train.lm_head import compact_lm_head
 from abstain.train.recipe import Recipe
 
@@ -296,57 +297,6 @@ def read_json_record(path: Path) -> dict[str, Any]:
     if not isinstance(record, dict):
         raise DataError(f"{path}: expected a JSON object")
     return record
-
-
-def checkpoint_complete(folder: Path, world_size: int = 1) -> bool:
-    """Whether a trainer finished writing ``folder``: its ``trainer_state.json`` (written last by the main
-    process) parses, every ``*.safetensors`` file holds all the bytes its header announces and every RNG state
-    is a whole archive — on N processes one per process (``rng_state_<rank>.pth``), which the other processes
-    may still be writing when the main one has written the trainer state.
-
-    Example:
-        >>> import tempfile
-        >>> folder = Path(tempfile.mkdtemp()) / "checkpoint-2"
-        >>> folder.mkdir()
-        >>> checkpoint_complete(folder)  # killed before the trainer state was written
-        False
-        >>> _ = (folder / "trainer_state.json").write_text('{"global_step": 2}')
-        >>> checkpoint_complete(folder)
-        True
-    """
-    try:
-        json.loads((folder / "trainer_state.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return False
-    if world_size > 1:
-        rng = [folder / f"rng_state_{rank}.pth" for rank in range(world_size)]
-        if not all(p.exists() for p in rng):
-            return False
-    else:
-        rng = [p for p in (folder / "rng_state.pth",) if p.exists()]
-    return all(_safetensors_complete(f) for f in folder.glob("*.safetensors")) and all(map(_archive_complete, rng))
-
-
-def _archive_complete(path: Path) -> bool:
-    """Whether a ``torch.save`` file (a zip archive) was written to its end (its CRCs check)."""
-    import zipfile
-
-    try:
-        with zipfile.ZipFile(path) as archive:
-            return archive.testzip() is None
-    except (OSError, zipfile.BadZipFile):
-        return False
-
-
-def _safetensors_complete(path: Path) -> bool:
-    try:
-        with path.open("rb") as handle:
-            size = int.from_bytes(handle.read(8), "little")
-            header = json.loads(handle.read(size))
-    except (OSError, ValueError):
-        return False
-    end = max((t["data_offsets"][1] for k, t in header.items() if k != "__metadata__"), default=0)
-    return path.stat().st_size == 8 + size + end
 
 
 def _plain(value: Any) -> Any:
