@@ -39,7 +39,7 @@ def _run(pytester: pytest.Pytester, *tests: str, **env: str):
     pytester.makepyfile("import os, signal\n" + "".join(t.format(name=f"t{i}") for i, t in enumerate(tests)))
     for key, value in env.items():
         pytester._monkeypatch.setenv(key, value)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rfs")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-rs")  # no FAILED summary lines: their width depends on the terminal
     return result, result.stdout.str()
 
 
