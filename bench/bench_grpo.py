@@ -28,9 +28,9 @@ from transformers import TrainerCallback  # noqa: E402
 from trl import GRPOConfig, GRPOTrainer  # noqa: E402
 
 from abstain.synth import SynthConfig, generate_missing_premise  # noqa: E402
-from abstain.train.data import prompt_dataset  # noqa: E402
-from abstain.train.grpo import AbstainGRPOConfig, AbstainGRPOTrainer  # noqa: E402
-from abstain.train.rewards import RewardFunction, make_reward  # noqa: E402
+from abstain.train.data.rows import prompt_dataset  # noqa: E402
+from abstain.train.trainers.grpo import AbstainGRPOConfig, AbstainGRPOTrainer  # noqa: E402
+from abstain.train.rewards.presets import RewardFunction, make_reward  # noqa: E402
 from _results import report  # noqa: E402  bench/_results.py
 
 

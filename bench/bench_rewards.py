@@ -3,7 +3,7 @@
 The completions are the scoring benchmark's (``bench_score.py``: real UMWP items x six answer styles — boxed
 right / wrong number, I don't know, <DATA_UNCERTAIN>, Abstain-R1 tags with a question, no box), grouped
 as a GRPO batch is: ``--group`` completions per prompt, the dataset columns as TRL hands them (one list per
-column, the item as JSON in the ``item`` column, as ``abstain.train.data`` writes it). Every preset runs
+column, the item as JSON in the ``item`` column, as ``abstain.train.data.rows`` writes it). Every preset runs
 through the full parse -> rule judge path (behavior and clarification rules on, no Math-Verify call:
 checked). The baseline, measured in the same run, is parsing alone (``parse_response`` of the same texts).
 
@@ -21,7 +21,7 @@ import time
 from abstain.judges.answer import math_equal
 from abstain.parsing import parse_response
 from abstain.schema import Item
-from abstain.train.rewards import PRESETS, make_reward
+from abstain.train.rewards.presets import PRESETS, make_reward
 from _results import report  # bench/_results.py (scripts run from bench/)
 from bench_score import best_of, build_rows
 

@@ -7,7 +7,7 @@ is reported apart), and the greedy texts are compared with the ``bundled`` run's
 
 ``grpo``: the cpu-demo GRPO stage (16 completions <= 160 tokens per step, on the shipped adapter) for
 ``--steps`` steps three ways: ``before`` (TRL's generate and TRL's own LM head, which on a CPU projects every
-position: the step as it was before ``rollout: vllm`` and :mod:`abstain.train.lm_head`), then
+position: the step as it was before ``rollout: vllm`` and :mod:`abstain.train.trainers.lm_head`), then
 ``rollout: transformers`` and ``rollout: vllm`` as shipped; the mean of every step but the
 first (which includes one-time costs) counts, split into generation (``_generate_single_turn``: for vLLM the
 weight push too) and the rest (scoring, log-probabilities, the optimizer step). The two rollouts sample
@@ -77,9 +77,9 @@ def bench_grpo(folder: Path, steps: int) -> dict:
     from transformers import TrainerCallback
 
     from abstain.backends.adapted import bundled_abstain_adapter
-    from abstain.train.grpo import AbstainGRPOTrainer
+    from abstain.train.trainers.grpo import AbstainGRPOTrainer
     from abstain.train.recipe import load_recipe
-    from abstain.train.trainers import train
+    from abstain.train.trainers.entry import train
 
     class Timer(TrainerCallback):
         def __init__(self) -> None:
@@ -110,12 +110,12 @@ def bench_grpo(folder: Path, steps: int) -> dict:
         self.add_callback(timers[self.args.rollout])
 
     AbstainGRPOTrainer.__init__ = with_timer  # type: ignore[method-assign]
-    import abstain.train.runner as runner
+    import abstain.train.trainers.runner as runner
 
     compact = runner.compact_lm_head
     out: dict = {}
     # "before": TRL's generate with TRL's own LM head (every position projected on a CPU): the step before
-    # rollout: vllm and abstain.train.lm_head; then each rollout with the compact head, as shipped
+    # rollout: vllm and abstain.train.trainers.lm_head; then each rollout with the compact head, as shipped
     for label, rollout, head in (("before", "transformers", False), ("transformers", "transformers", True),
                                  ("vllm", "vllm", True)):
         timers[rollout] = Timer()

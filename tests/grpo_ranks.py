@@ -3,8 +3,8 @@
     torchrun --nproc_per_node 2 tests/grpo_ranks.py OUT [--set key=value ...] [--by-group] [--case NAME:k=v,k=v ...]
 
 Trains ``tiny-grpo`` (with the overrides) into ``OUT/run`` through abstain's own path (``start`` ->
-``grpo_trainer`` -> ``finish``), except that each sampled completion is replaced by a crafted one: the completion at
-position j of the group of item k is ``PATTERNS[k][j]`` (a correct answer, a wrong one or "I don't know"), so
+``grpo_trainer`` -> ``finish``), except that a crafted completion stands in for each sample (the policy does not
+generate): the completion at position j of the group of item k is ``PATTERNS[k][j]`` (a correct answer, a wrong one or "I don't know"), so
 abstentions sit in groups that also answer, one group is all wrong (dynamic sampling drops it), and with a
 per-process batch that is not a multiple of the group size, groups are split over processes. Each process
 writes what it computed at every step to ``OUT/rank-<r>.json``: its slice of the advantages (TRL's, the TIAR
@@ -33,13 +33,15 @@ MIXED, UNIFORM = ("idk", "right", "wrong", "right"), ("wrong",) * 4
 
 
 def main(out: Path, overrides: list[str], by_group: bool = False, light: bool = False) -> None:
-    from abstain.train.distributed import World
-    from abstain.train.grpo import AbstainGRPOTrainer, grpo_trainer
+    from abstain.train.trainers.distributed import World
+    from abstain.train.trainers.grpo import AbstainGRPOTrainer, grpo_trainer
     from abstain.train.recipe import load_recipe
-    from abstain.train.runner import finish, start
+    from abstain.train.trainers.runner import finish, start
 
     recipe = load_recipe("tiny-grpo", overrides)
-    items = recipe.data.load()
+    from abstain.train.data.build import load_items
+
+    items = load_items(recipe.data)
 
     class Crafted(AbstainGRPOTrainer):
         """The policy's samples replaced by PATTERNS (the global position in the batch gives the group position)."""
@@ -47,8 +49,7 @@ def main(out: Path, overrides: list[str], by_group: bool = False, light: bool = 
         steps: list[dict] = []
 
         def _generate_single_turn(self, prompt_ids, images, multimodal_fields, num_generations, has_tool_images=False):
-            super()._generate_single_turn(prompt_ids, images, multimodal_fields, num_generations, has_tool_images)
-            tok = self.processing_class  # the policy sampled as usual (on every process); then PATTERNS replace it
+            tok = self.processing_class  # PATTERNS stand for the policy's samples: it need not sample at all
             offset = self.accelerator.process_index * len(prompt_ids)
             out = []
             groups = self.accelerator.num_processes * len(prompt_ids) // num_generations

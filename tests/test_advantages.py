@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from abstain.train.advantages import (
+from abstain.train.rewards.advantages import (
     AdvantageConfig,
     advantages_by_uid,
     advantages_grouped,

@@ -1,4 +1,4 @@
-"""Attribution targets from the policy's own boundary (abstain.train.attribution_data), on real UMWP pairs and a
+"""Attribution targets from the policy's own boundary (abstain.train.data.attribution_data), on real UMWP pairs and a
 hand-written probe: solved -> its correct sample, never solved -> MODEL_UNCERTAIN, unanswerable -> DATA_UNCERTAIN
 naming the UMWP category's flaw; every target confirmed by abstain's scorer; the idk variant; the CLI."""
 
@@ -9,11 +9,11 @@ from typer.testing import CliRunner
 
 from abstain.cli import app
 from abstain.data.real_text import umwp_pairs
-from abstain.probe import ProbeRow, ProbeSample
+from abstain.probe_file import ProbeRow, ProbeSample
 from abstain.schema import DataError, read_jsonl, write_jsonl
 from abstain.scoring import score_completions
-from abstain.train.attribution_data import CHECK, AttributionConfig, attribution_rows
-from abstain.train.sft_data import SFTRow
+from abstain.train.data.attribution_data import CHECK, AttributionConfig, attribution_rows
+from abstain.train.data.sft_data import SFTRow
 
 
 @pytest.fixture(scope="module")
@@ -60,7 +60,7 @@ def test_the_idk_variant_and_bad_input(pairs):
     from abstain.data.suites import load_suite
 
     held = load_suite("mip-gsm8k-val").items[:2]
-    with pytest.raises(DataError, match="held-out"):
+    with pytest.raises(DataError, match="evaluation data.*mip-gsm8k-val"):
         attribution_rows(held, [])
 
 
@@ -79,7 +79,7 @@ def test_synthetic_gaps_read_as_one_sentence():
     """Every gap synthesis writes (a sentence: "The problem never states ...", "... is missing") becomes the
     check's words as it is, never wrapped in "the question does not give"; a noun-phrase gap (TreeCut's) is."""
     from abstain.data.suites import load_suite
-    from abstain.train.attribution_data import missing_fact
+    from abstain.train.data.attribution_data import missing_fact
 
     items = [i for i in load_suite("heldout").items if i.label == "unanswerable" and i.gap]
     assert len(items) > 100

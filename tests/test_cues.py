@@ -9,15 +9,17 @@ import pytest
 from typer.testing import CliRunner
 
 from abstain.cli import app
-from abstain.cues import AuditConfig, audit, best_threshold, numerals, pair_auc, threshold_discrimination
+from abstain.cues import (AuditConfig, audit, best_threshold, numeral_count, numerals, pair_auc,
+                          threshold_discrimination)
 from abstain.data import load_benchmark
+from abstain.data.suites import load_suite
 from abstain.metrics import MetricsConfig, compute_metrics
 from abstain.metrics.within_count import within_count_point
 from abstain.schema import Item, ScoredRow, write_jsonl
 from abstain.synth.missing_premise import make_pair
 from abstain.synth.perturb import OPERATORS
 from abstain.synth.verify import verify_item
-from abstain.train.mix import MixConfig, training_items
+from abstain.train.data.mix import MixConfig, training_items
 
 #: (id, question, label, refused): numerals by hand in the comment
 HAND = [
@@ -72,9 +74,9 @@ def test_number_count_auc_and_the_cue_baselines_by_hand():
 
 def test_within_count_discrimination_by_hand():
     rows = scored()
-    # bin <= 2: u1, u2 | a1, a2, a3 -> U-Ref 1/2, A-FU 1/3, weight min(3, 2) = 2;
-    # bin 3-4: u3 | a4 -> U-Ref 1, A-FU 0, weight 1; no bin >= 5
-    want = (2 * (1 / 2 - 1 / 3) + 1 * (1 - 0)) / 3
+    # one bin per numeral count. 1 numeral: u1 (refused), u2 | a3 -> U-Ref 1/2, A-FU 0, weight min(1, 2) = 1;
+    # 2: a1, a2 only (no unanswerable item: left out); 3: u3 (refused) | a4 -> U-Ref 1, A-FU 0, weight 1
+    want = (1 * (1 / 2 - 0) + 1 * (1 - 0)) / 2
     assert within_count_point(rows) == pytest.approx(want)
     metrics = compute_metrics(rows, MetricsConfig(resamples=300))
     assert metrics["r1.discrimination_within_count"] == pytest.approx(want)
@@ -85,6 +87,51 @@ def test_within_count_discrimination_by_hand():
     assert metrics["cue.best_threshold"] == 1
     # undefined when no bin holds both labels
     assert within_count_point([r for r in rows if r.id in ("u1", "u2", "a4")]) is None
+
+
+def _rule_rows(items, refuse) -> list[ScoredRow]:
+    """Scored rows of a model that boxes DATA_UNCERTAIN on the items ``refuse`` picks and a wrong answer elsewhere."""
+    return [ScoredRow(**item.model_dump(), response="", model="rule",
+                      **({"pred": "DATA_UNCERTAIN", "answer": None, "correct": None} if refuse(item) else
+                         {"pred": "ANSWER", "answer": "0", "correct": False}), format_ok=True)
+            for item in items]
+
+
+def _real_items(source: str) -> list[Item]:
+    return list(load_suite(source).items) if source == "heldout" else load_benchmark(source)
+
+
+@pytest.mark.parametrize("source", ["mip_gsm8k", "umwp", "heldout"])
+def test_a_pure_count_rule_scores_zero_within_count_on_real_items(source):
+    items = _real_items(source)
+    plain = []
+    for k in range(9):  # "refuse iff the question states <= k numerals"
+        rows = _rule_rows(items, lambda item, k=k: numeral_count(item.question) <= k)
+        for key in ("r1.discrimination_within_count", "ua.du_discrimination_within_count"):
+            assert within_count_point(rows, key) == 0.0, (source, k, key)
+        plain.append(threshold_discrimination([numeral_count(i.question) for i in items],
+                                              [i.label for i in items], k))
+    assert max(plain) > 0.15  # the rule does separate the labels; within count it gets nothing for it
+    # a model that reads the problem is not held at 0: refusing exactly the unanswerable items scores 1
+    oracle = _rule_rows(items, lambda item: item.label == "unanswerable")
+    assert within_count_point(oracle) == within_count_point(oracle, "ua.du_discrimination_within_count") == 1.0
+
+
+def test_the_count_rule_keeps_zero_in_every_resample_and_coarse_bins_would_pay_it(monkeypatch):
+    items = list(load_suite("mip-gsm8k-val").items)  # the attribution round's validation split
+    rows = _rule_rows(items, lambda item: numeral_count(item.question) <= 1)
+    m = compute_metrics(rows, MetricsConfig(resamples=200))
+    assert m["cue.best_discrimination"] > 0.3 and m["r1.discrimination"] > 0.1  # plain: the rule looks good
+    for key in ("r1.discrimination_within_count", "ua.du_discrimination_within_count"):
+        assert m[key] == 0.0 and m[f"{key}_ci"] == [0.0, 0.0]
+    # what exact counts fix: bins that join counts let a threshold inside a bin earn credit on the same items
+    import abstain.metrics.within_count as within_module
+
+    monkeypatch.setattr(within_module, "count_bin", lambda n: 0 if n <= 2 else (3 if n <= 4 else 5))
+    assert within_count_point(rows) > 0.05  # the old bins <= 2, 3-4, >= 5 and "refuse iff <= 1 numeral"
+    heldout = _real_items("heldout")
+    monkeypatch.setattr(within_module, "count_bin", lambda n: min(n, 4))  # 0, 1, 2, 3, 4+
+    assert within_count_point(_rule_rows(heldout, lambda item: numeral_count(item.question) <= 5)) > 0.1
 
 
 def test_the_shortcut_on_real_benchmarks_and_the_cli(tmp_path):
@@ -104,6 +151,15 @@ def test_the_shortcut_on_real_benchmarks_and_the_cli(tmp_path):
     assert block["logistic_auc"] > 0.7
     assert block["cue_le2_discrimination"] > 0.2
     assert "numerals AUC" in result.output
+    header = next(line for line in result.output.splitlines() if "numerals AUC" in line)
+    assert "length AUC" in header and "cue: best threshold" in header  # wide enough: a row per dataset
+    narrow = CliRunner().invoke(app, ["cues", str(path), "--resamples", "200"], env={"COLUMNS": "80"})
+    assert narrow.exit_code == 0, narrow.output
+    lines = narrow.output.splitlines()
+    assert max(map(len, lines)) <= 80, narrow.output
+    # at 80 columns a row per (dataset, measure): the value and its CI on the measure's own line, unbroken
+    auc = block["number_count_auc"]
+    assert any("numerals AUC" in line and f"{auc:.2f}" in line and "[" in line for line in lines), narrow.output
     bad = CliRunner().invoke(app, ["cues", str(path), "--suite", "quick"])
     assert bad.exit_code == 2 and "exactly one of FILE, --suite or --recipe" in bad.output
 

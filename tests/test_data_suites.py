@@ -82,9 +82,9 @@ def test_heldout_suite_is_the_synthesis_file_and_part_of_full():
 
 
 def test_a_missing_heldout_file_is_named(monkeypatch, tmp_path):
-    from abstain.data import suites
+    from abstain.data import suite_draws
 
-    monkeypatch.setattr(suites, "heldout_path", lambda: tmp_path / "heldout.jsonl")
+    monkeypatch.setattr(suite_draws, "heldout_path", lambda: tmp_path / "heldout.jsonl")
     with pytest.raises(DataError, match="heldout.jsonl: the heldout suite's file is missing"):
         load_suite("heldout")
 

@@ -13,7 +13,7 @@ from abstain.data.suites import load_suite
 from abstain.integrations.verl.dataset import item_from_verl, mix_items, verl_row, verl_rows, write_rows
 from abstain.protocols import get_protocol
 from abstain.schema import DataError, Item, read_jsonl, write_jsonl
-from abstain.train.mix import MixConfig, training_items
+from abstain.train.data.mix import MixConfig, training_items
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +79,7 @@ def _export(tmp_path, *args):
 def test_cli_writes_parquet_with_a_fixed_schema(tmp_path):
     pq = pytest.importorskip("pyarrow.parquet")
     out = tmp_path / "train.parquet"
-    # certified synthesis written to a file (every shipped suite holds held-out questions: test_heldout_guard.py)
+    # certified synthesis written to a file (every shipped suite holds held-out questions: test_guard.py)
     data = tmp_path / "pairs.jsonl"
     pairs = training_items(MixConfig(n=200, seed=8, pair_twins=True, unanswerable_ratio=0.5))
     write_jsonl(data, pairs)

@@ -1,6 +1,7 @@
 """abstain inside Inspect and lm-evaluation-harness: one recorded ``abstain eval`` run replayed through both gives
 the same per-item outcomes and the same metrics, CIs included; both logs come back as run folders that
-``abstain compare`` reads; the shipped lm-eval tasks are exactly suites × protocols and lm-eval accepts them.
+``abstain compare`` reads, recording the token budget the harness sent (Inspect's task argument, lm-eval's
+``--gen_kwargs max_gen_toks``); the shipped lm-eval tasks are exactly suites × protocols and lm-eval accepts them.
 
 The replay is offline: Inspect's ``mockllm`` with a callable that answers each sample with the run's response
 (its usage set, so Inspect counts no tokens with a tokenizer it would download), and an lm-eval ``LM`` whose
@@ -16,6 +17,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from lm_eval_stub import answering_lm
 from typer.testing import CliRunner
 
 from abstain.cli import app
@@ -135,37 +137,17 @@ def test_a_judge_server_that_is_down_gives_counted_judge_errors(recorded, tmp_pa
     assert all(r.judge_errors for r in rows) and {s.scores["abstain_scorer"].value for s in log.samples} == {"unscored"}
     (scores,) = [s for s in log.results.scores if s.name == "abstain_scorer"]
     assert scores.metrics["unscored"].value == 1.0 and scores.metrics["n.judge_errors"].value == 4
+    r = CliRunner().invoke(app, ["import", "inspect", log.location, "--out", str(tmp_path / "run")])
+    assert r.exit_code == 0, r.output
+    assert "4 of 4 rows unscored (0 without a score in the log" in " ".join(r.output.split())  # counted, said
 
 
 # ---- lm-evaluation-harness ----------------------------------------------------------------------------
 
 
 def _replay_lm(responses: dict[str, str]):
-    from lm_eval.api.model import LM
-
-    class ReplayLM(LM):
-        """An lm-eval model that answers each document with the recorded run's response for its item."""
-
-        def generate_until(self, requests, disable_tqdm=False):
-            return [responses[r.doc["id"]] for r in requests]
-
-        def loglikelihood(self, requests, disable_tqdm=False):
-            raise NotImplementedError
-
-        def loglikelihood_rolling(self, requests, disable_tqdm=False):
-            raise NotImplementedError
-
-        def apply_chat_template(self, chat_history, add_generation_prompt=True):
-            return json.dumps(chat_history)
-
-        @property
-        def tokenizer_name(self):
-            return "replay"
-
-        def chat_template(self, chat_template=False):
-            return "replay"
-
-    return ReplayLM()
+    """An lm-eval model that answers each document with the recorded run's response for its item."""
+    return answering_lm(lambda request: responses[request.doc["id"]], name="replay")
 
 
 @pytest.fixture(scope="module")
@@ -176,18 +158,25 @@ def lm_eval_run(recorded, tmp_path_factory):
     _, responses, _, _ = recorded
     manager = TaskManager(include_path=str(tasks_dir()), include_defaults=False,
                           metadata={"abstain": {"limit": LIMIT}})
-    return simple_evaluate(model=_replay_lm(responses), tasks=["abstain_quick_idk"], task_manager=manager,
-                           apply_chat_template=True, log_samples=True, bootstrap_iters=0)
+    lm = _replay_lm(responses)
+    done = simple_evaluate(model=lm, tasks=["abstain_quick_idk"], task_manager=manager, apply_chat_template=True,
+                           gen_kwargs=f"max_gen_toks={TOKENS}", log_samples=True, bootstrap_iters=0)
+    return {**done, "sent": [gen_kwargs for _, gen_kwargs in lm.sent]}  # the generation arguments lm-eval sent
 
 
 def test_lm_eval_scores_the_run_as_abstain_eval_did(recorded, lm_eval_run):
     _, _, scored, metrics = recorded
     samples = lm_eval_run["samples"]["abstain_quick_idk"]
     assert [s["doc"]["id"] for s in samples] == [r.id for r in scored]
-    first = metric_names("idk")[0]
+    first, *others = metric_names("idk")
+    assert [kwargs["max_gen_toks"] for kwargs in lm_eval_run["sent"]] == [TOKENS] * LIMIT  # --gen_kwargs went out
     for sample, row in zip(samples, scored, strict=True):
         got = ScoredRow.model_validate(sample[first]["row"])
         assert outcome(got) == outcome(row) and got.model_dump(exclude={"model"}) == row.model_dump(exclude={"model"})
+        assert sample[first]["generation"]["max_tokens"] == TOKENS
+        # the row once per sample: every other metric's value only names it (it was 61 copies of the row)
+        assert all(sample[name] == {"metric": name, "id": row.id, "sample": 0} for name in others)
+        assert json.dumps(sample).count('"response"') == 1
     results = lm_eval_run["results"]["abstain_quick_idk"]
     expected = _expected(metrics)
     for name in metric_names("idk"):
@@ -240,6 +229,10 @@ def test_both_logs_come_back_as_run_folders_that_compare_reads(recorded, inspect
     for folder in (tmp_path / "inspect", tmp_path / "lm-eval"):
         got = json.loads((folder / "metrics.json").read_text())
         assert got["protocols"] == metrics["protocols"]  # every family, per category and perturbation too
+        config = json.loads((folder / "config.json").read_text())
+        assert (config["max_tokens"], config["temperature"]) == (TOKENS, 0.0)  # what the harness sent
+        assert config["generation"]["chat_template"] is True and config["generation"]["stop"] == []
+        assert config["unscored"]["count"] == 0
         rows = RunDir(folder).read_rows("scored.jsonl", ScoredRow)
         assert [r.model_dump(exclude={"model"}) for r in rows] == [r.model_dump(exclude={"model"}) for r in scored]
         assert (folder / "report.md").exists()
@@ -247,5 +240,6 @@ def test_both_logs_come_back_as_run_folders_that_compare_reads(recorded, inspect
                             "--out", str(tmp_path / "compare")])
     assert r.exit_code == 0, r.output
     assert "+0.000" in r.output and (tmp_path / "compare" / "compare.html").exists()
+    assert "generation settings differ" not in r.output  # the three generated alike
     r = runner.invoke(app, ["import", "inspect", str(out / "metrics.json"), "--out", str(tmp_path / "bad")])
     assert r.exit_code == 2 and "not an Inspect log" in " ".join(r.output.split())

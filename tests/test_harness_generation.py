@@ -1,7 +1,9 @@
 """The same model through three harnesses: ``abstain eval --model openai:…``, ``inspect eval abstain/abstain_eval
 --model openai-api/…`` and ``lm_eval --model local-chat-completions`` against the test llama.cpp server of the
 bundled GGUF, greedy, write the same response to every item and score it the same; their runs come back as
-folders ``abstain compare`` reads.
+folders ``abstain compare`` reads, each recording the token budget its harness was given on its own command line
+(``abstain eval --max-tokens 32``, Inspect's ``--max-tokens 32`` over the task's 512, lm-eval's ``--gen_kwargs
+max_gen_toks=32`` over the YAML's 512), so compare finds no generation setting that differs.
 
 Two protocols: ``idk`` on ``quick`` (no demonstrations, several benchmarks) and ``clarify`` on ``heldout`` with two
 demonstrations (one benchmark: lm-eval carries one list of demonstrations per task). All three send the chat
@@ -57,7 +59,7 @@ def test_three_harnesses_write_and_score_the_same(case, llama_server, tmp_path):
 
     logs = tmp_path / "inspect-logs"
     _run([str(BIN / "inspect"), "eval", "abstain/abstain_eval", *[a for k in ("suite", "protocol", "limit", "shots",
-         "shots_unanswerable") for a in ("-T", f"{k}={c[k]}")], "-T", f"max_tokens={TOKENS}",
+         "shots_unanswerable") for a in ("-T", f"{k}={c[k]}")], "--max-tokens", str(TOKENS),
           "--model", f"openai-api/llamacpp/{model}", "--max-connections", "1", "--log-dir", str(logs),
           "--display", "none"], env={"LLAMACPP_BASE_URL": llama_server.base_url, "LLAMACPP_API_KEY": "unused"})
     (log,) = logs.glob("*.eval")
@@ -80,6 +82,9 @@ def test_three_harnesses_write_and_score_the_same(case, llama_server, tmp_path):
         r = runner.invoke(app, ["import", harness, str(source), "--out", str(folders[harness])])
         assert r.exit_code == 0, r.output
     for harness, folder in folders.items():
+        config = json.loads((folder / "config.json").read_text())
+        assert (config["max_tokens"], config["temperature"], config["shots"]) == (TOKENS, 0.0, c["shots"]), harness
+        assert config["generation"]["max_tokens"] == TOKENS and config["generation"]["chat_template"] is True
         rows = RunDir(folder).read_rows("scored.jsonl", ScoredRow)
         assert [x.id for x in rows] == [x.id for x in expected], harness
         for theirs, mine in zip(rows, expected, strict=True):
@@ -87,5 +92,8 @@ def test_three_harnesses_write_and_score_the_same(case, llama_server, tmp_path):
             assert outcome(theirs) == outcome(mine)
         got = json.loads((folder / "metrics.json").read_text())["protocols"]
         assert got == json.loads((ours / "metrics.json").read_text())["protocols"], harness
+    assert json.loads((folders["lm-eval"] / "config.json").read_text())["generation"]["as_given"]["num_fewshot"] \
+        == c["shots"]
     r = runner.invoke(app, ["compare", str(ours), *map(str, folders.values()), "--out", str(tmp_path / "compare")])
     assert r.exit_code == 0, r.output
+    assert "generation settings differ" not in r.output  # 32 tokens, greedy, chat turns: all three

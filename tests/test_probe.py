@@ -7,12 +7,12 @@ import pytest
 from typer.testing import CliRunner
 
 from abstain.cli import app
-from abstain.data.heldout_guard import heldout_matches
-from abstain.probe import ProbeRow, ProbeSample, aggregate, read_probe
-from abstain.probing import ProbeConfig, run_probe
+from abstain.data.guard import overlaps
+from abstain.probe_file import ProbeRow, ProbeSample, aggregate, read_probe
+from abstain.probe_run import ProbeConfig, run_probe
 from abstain.schema import DataError, ScoredRow, write_jsonl
-from abstain.train.probe_data import DPORow, ProbeDataConfig, dpo_rows, rft_rows, rtuning_rows
-from abstain.train.sft_data import SFTRow
+from abstain.train.data.probe_data import DPORow, ProbeDataConfig, dpo_rows, rft_rows, rtuning_rows
+from abstain.train.data.sft_data import SFTRow
 
 MU, DU = "\\boxed{<MODEL_UNCERTAIN>}", "\\boxed{<DATA_UNCERTAIN>}"
 
@@ -126,17 +126,21 @@ def test_probe_with_the_bundled_model(tmp_path, bundled_backend):
     assert rows[0].samples[0].response != rows[0].samples[1].response  # sampled, not greedy
     again = run_probe(config, tmp_path / "probe", backend=bundled_backend)  # resumes: nothing generated
     assert again.eval.generated == 0 and [r.model_dump() for r in again.rows] == [r.model_dump() for r in rows]
-    # probing held-out items is evaluation; their rows never become training data (abstain.data.heldout_guard)
-    held = {m.id: (m.suite, m.near) for m in heldout_matches(rows)}
+    # probing evaluation items is evaluation; their rows never become training data (abstain.data.guard) ...
+    assert {(m.id, m.suite, m.near) for m in overlaps(rows)} == {(r.id, "quick", False) for r in rows}
+    with pytest.raises(DataError, match=r"4 of 4 items are evaluation data.*in the quick.*--allow-eval-suite"):
+        rtuning_rows(rows)
+    # ... unless the run opts in to the suite by name: then only what another suite still reserves is refused
+    allow = ProbeDataConfig(allow_eval_suites=("quick",))
+    held = {m.id: (m.suite, m.near) for m in overlaps(rows, allow.allow_eval_suites)}
     assert held == {
         "gsm8k-500": ("mip-gsm8k-val", False),  # a validation item (MiP-GSM8K's answerable half)
-        "treecut-v4d2c1-288": ("transfer", True),  # shares an 8-word run with a transfer-suite TreeCut item
         "selfaware-3346": ("transfer", False),  # a transfer-suite item
-    }
-    with pytest.raises(DataError, match="held-out.*gsm8k-500"):
-        rtuning_rows(rows)
-    rtuning = rtuning_rows([r for r in rows if r.id not in held])
-    assert [r.id for r in rtuning.rows] == ["math500-algebra/972"]  # the other item gets a target
+    }  # (treecut-v4d2c1-288 shares only TreeCut's template runs with transfer's items: not a near-duplicate)
+    with pytest.raises(DataError, match="gsm8k-500"):
+        rtuning_rows(rows, allow)
+    rtuning = rtuning_rows([r for r in rows if r.id not in held], allow)
+    assert [r.id for r in rtuning.rows] == ["math500-algebra/972", "treecut-v4d2c1-288"]  # the others get targets
 
 
 def test_probe_passes_backend_options_to_the_backend(tmp_path):

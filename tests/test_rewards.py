@@ -10,7 +10,7 @@ import pytest
 from abstain.judges import JudgeConfig
 from abstain.metrics import MetricsConfig, compute_metrics
 from abstain.outcomes import outcome
-from abstain.train.rewards import PRESETS, SCORED_COLUMN, items_from_columns, make_reward, score_one
+from abstain.train.rewards.presets import PRESETS, SCORED_COLUMN, items_from_columns, make_reward, score_one
 
 ANS = {"id": "a", "question": "Tom has 3 apples and buys 2 more. How many apples does he have?",
        "answers": ["5"], "label": "answerable", "category": "reasoning"}
@@ -136,7 +136,7 @@ def test_every_preset_takes_a_false_refusal_penalty(preset, refusal, default, ex
 
 
 def test_reward_profiles_give_p_star_and_the_always_abstain_margin():
-    from abstain.train.reward_profile import reward_profile
+    from abstain.train.rewards.profile import reward_profile
 
     # p* from the preset definitions (wrong -1, abstain 0 -> 0.5); answering always wins under abstain_r1
     assert {name: reward_profile(name).p_star for name in ("ternary", "ternary_ook", "rl_ua", "aca", "idk_binary")} \
@@ -165,7 +165,7 @@ def test_the_mix_profile_leaves_problems_beyond_the_policy_out_of_the_margin():
     them all (the issue-30 GRPO stage: every answerable problem at p-hat 0)."""
     from types import SimpleNamespace
 
-    from abstain.train.reward_profile import mix_profile, reward_profile
+    from abstain.train.rewards.profile import mix_profile, reward_profile
 
     def mix(*p_hats):
         return [SimpleNamespace(label="answerable", meta={} if p is None else {"p_hat": p}) for p in p_hats] + \

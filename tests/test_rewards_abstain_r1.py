@@ -32,7 +32,7 @@ from abstain.data import load_benchmark
 from abstain.judges import RuleJudge
 from abstain.schema import Item
 from abstain.synth import SynthConfig, generate_missing_premise
-from abstain.train.rewards import make_reward
+from abstain.train.rewards.presets import make_reward
 
 TAGS = ("<thinking>", "</thinking>", "<answer>", "</answer>")
 BOXED_IDK = re.compile(r"\\boxed\s*\{\s*I\s+don'?t\s+know\.?\s*\}", re.IGNORECASE)

@@ -23,9 +23,9 @@ from abstain.data.loaders import load_benchmark
 from abstain.protocols import get_protocol
 from abstain.schema import Item, read_jsonl
 from abstain.synth import OPERATORS, HardConfig, SynthConfig, generate_hard, generate_missing_premise, make_pair
-from abstain.train.check import score_targets
-from abstain.train.sft_data import SFTConfig, SFTRow, assign_aca, build_sft, parse_aca_mix
-from abstain.train.targets import TargetConfig, build_target
+from abstain.train.data.check import score_targets
+from abstain.train.data.sft_data import SFTConfig, SFTRow, assign_aca, build_sft, parse_aca_mix
+from abstain.train.data.targets import TargetConfig, build_target
 
 N_PAIRS = 1000
 N_HARD = 1000
@@ -256,8 +256,8 @@ def test_targets_are_short_in_smollm2_tokens(bundled_model_dir):
     """The trained model must decide within a small budget: typical targets of the mix stay <= 90 tokens."""
     from transformers import AutoTokenizer
 
-    from abstain.train.mix import MixConfig, build_training_mix
-    from abstain.train.sft_data import length_summary, token_lengths
+    from abstain.train.data.mix import MixConfig, build_training_mix
+    from abstain.train.data.sft_data import length_summary, token_lengths
 
     tokenizer = AutoTokenizer.from_pretrained(bundled_model_dir)
     built = build_training_mix(MixConfig(n=300, seed=2), SFTConfig(protocol="attribution"))

@@ -20,7 +20,7 @@ import torch
 from safetensors.torch import load_file
 
 from abstain.schema import DataError
-from abstain.train.advantages import (
+from abstain.train.rewards.advantages import (
     AdvantageConfig,
     advantages_grouped,
     combine_rewards,
@@ -29,7 +29,7 @@ from abstain.train.advantages import (
     outcome_codes,
     tiar_bonus_grouped,
 )
-from abstain.train.distributed import World, split_batch
+from abstain.train.trainers.distributed import World, split_batch
 from abstain.train.recipe import load_recipe
 
 pytestmark = pytest.mark.slow
@@ -341,7 +341,7 @@ def test_a_resume_on_another_number_of_processes_names_both(tmp_path, monkeypatc
 
 AGREE = textwrap.dedent("""
     import sys
-    from abstain.train.distributed import World, agree_on, init_processes
+    from abstain.train.trainers.distributed import World, agree_on, init_processes
     from abstain.schema import DataError
 
     world = init_processes()

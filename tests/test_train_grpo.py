@@ -13,10 +13,10 @@ from typer.testing import CliRunner
 
 from abstain.cli import app
 from abstain.schema import Item, ScoredRow, read_jsonl
-from abstain.train.data import prompt_dataset
+from abstain.train.data.rows import prompt_dataset
 from abstain.train.recipe import load_recipe
-from abstain.train.rewards import make_reward
-from abstain.train.runner import TrainRun
+from abstain.train.rewards.presets import make_reward
+from abstain.train.trainers.runner import TrainRun
 
 pytestmark = pytest.mark.slow
 
@@ -43,7 +43,7 @@ def chars(completions, **columns):
 def scripted_trainer(**kwargs):
     """AbstainGRPOTrainer whose policy samples as usual, after which each group's completions are replaced by
     SCRIPT's (the abstentions sit in groups where the others answer); it keeps what each loss call received."""
-    from abstain.train.grpo import AbstainGRPOTrainer
+    from abstain.train.trainers.grpo import AbstainGRPOTrainer
 
     class Scripted(AbstainGRPOTrainer):
         def __init__(self, **kw):
@@ -75,7 +75,7 @@ def scripted_trainer(**kwargs):
 
 
 def grpo_args(tmp_path, **kwargs):
-    from abstain.train.grpo import AbstainGRPOConfig
+    from abstain.train.trainers.grpo import AbstainGRPOConfig
 
     return AbstainGRPOConfig(
         output_dir=str(tmp_path), num_generations=4, per_device_train_batch_size=8, max_completion_length=4,
@@ -183,7 +183,7 @@ def test_coupled_replaces_forced_abstentions_rewards_before_trl_normalizes(bundl
 
 
 def test_dynamic_sampling_drops_groups_whose_rewards_are_all_equal(bundled_model_dir, tmp_path):
-    from abstain.train.grpo import AbstainGRPOConfig
+    from abstain.train.trainers.grpo import AbstainGRPOConfig
 
     uniform = Item(id="add2", question="What is 1 + 1?", answers=["2"], label="answerable")
     args = AbstainGRPOConfig(
@@ -258,7 +258,7 @@ def test_an_rl_ua_stage_reads_beyond_me_from_the_probe(tmp_path, bundled_model_d
     `rl_ua`, every problem kept with its probe's p-hat (``p_range: null``); a problem never solved makes
     MODEL_UNCERTAIN right, so the reward profile has no always-abstain margin and gives no collapse warning."""
     from abstain.data.real_text import umwp_pairs
-    from abstain.probe import PROBE, ProbeRow
+    from abstain.probe_file import PROBE, ProbeRow
     from abstain.schema import write_jsonl
 
     pairs, _ = umwp_pairs(2, seed=0)
@@ -287,7 +287,8 @@ def test_bad_recipes_name_the_field_and_what_is_allowed(tmp_path):
     assert r.exit_code == 2 and "batch_size (6) must be a multiple of num_generations (4)" in " ".join(r.output.split())
     bad.write_text("kind: grpo\ndata: {suite: heldout}\nsteps: 1\nlearning_rate: 1e-5\nbatch_size: 8\n")
     r = CliRunner().invoke(app, ["train", "grpo", "--recipe", str(bad)])
-    assert r.exit_code == 2 and "held-out benchmark is for evaluation only" in " ".join(r.output.split())
+    assert r.exit_code == 2 and "data.suite 'heldout' is an evaluation suite abstain keeps out of training" \
+        in " ".join(r.output.split()) and "allow_eval_suites: [heldout]" in r.output
     r = CliRunner().invoke(app, ["train", "grpo", "--recipe", "tiny-grpo", "--set", "reward=ternay"])
     assert r.exit_code == 2 and "unknown reward preset(s) ['ternay']" in " ".join(r.output.split())
     r = CliRunner().invoke(app, ["train", "grpo", "--recipe", "tiny-grpo", "--set", "data.synth.seed=90417"])

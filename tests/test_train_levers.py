@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from abstain.probe import PROBE, ProbeRow
+from abstain.probe_file import PROBE, ProbeRow
 from abstain.schema import DataError, Item, write_jsonl
+from abstain.train.data.build import load_items
 from abstain.train.recipe import DataSpec
 
 
@@ -37,16 +38,16 @@ def test_problems_matched_to_the_policy_keep_twins_with_their_original(tmp_path)
     items = tmp_path / "items.jsonl"
     write_jsonl(items, _pairs(4))
     _probe(tmp_path / "probe", {"p0-a": 0.0, "p1-a": 0.25, "p2-a": 1.0, "p3-a": 0.75})
-    kept = DataSpec(file=str(items), probe=str(tmp_path / "probe")).load()
+    kept = load_items(DataSpec(file=str(items), probe=str(tmp_path / "probe")))
     # 0 < p-hat < 1: problems 1 and 3, each original with its twin, p-hat recorded on both
     assert [(i.id, i.meta["p_hat"]) for i in kept] == [("p1-a", 0.25), ("p1-u", 0.25), ("p3-a", 0.75), ("p3-u", 0.75)]
-    narrow = DataSpec(file=str(items), probe=str(tmp_path / "probe"), p_range=(0.5, 1.0)).load()
+    narrow = load_items(DataSpec(file=str(items), probe=str(tmp_path / "probe"), p_range=(0.5, 1.0)))
     assert [i.id for i in narrow] == ["p3-a", "p3-u"]
     # p_range null: every problem, its p-hat recorded - p-hat 0 is what rl_ua reads as "beyond me"
-    every = DataSpec(file=str(items), probe=str(tmp_path / "probe"), p_range=None).load()
+    every = load_items(DataSpec(file=str(items), probe=str(tmp_path / "probe"), p_range=None))
     assert [(i.id, i.meta["p_hat"]) for i in every] == [
         (f"p{n}-{kind}", p) for n, p in enumerate((0.0, 0.25, 1.0, 0.75)) for kind in "au"]
-    from abstain.train.rewards import score_one
+    from abstain.train.rewards.presets import score_one
 
     assert score_one("rl_ua", every[0], "\\boxed{<MODEL_UNCERTAIN>}").score == 1.0  # p-hat 0: beyond me
     assert score_one("rl_ua", every[4], "\\boxed{<MODEL_UNCERTAIN>}").score == 0.0  # p-hat 1: a false refusal
@@ -59,9 +60,9 @@ def test_a_problem_missing_from_the_probe_is_an_error_naming_the_item(tmp_path):
     rows = [line for line in (tmp_path / "probe" / PROBE).read_text().splitlines()]
     (tmp_path / "probe" / PROBE).write_text("\n".join(rows[:1]) + "\n")  # p1 is not probed
     with pytest.raises(DataError, match="item 'p1-a'.*not in the probe"):
-        DataSpec(file=str(items), probe=str(tmp_path / "probe")).load()
+        load_items(DataSpec(file=str(items), probe=str(tmp_path / "probe")))
     with pytest.raises(ValueError, match="p_range"):
-        DataSpec(file=str(items), probe=str(tmp_path / "probe"), p_range=(0.5, 0.5)).load()
+        load_items(DataSpec(file=str(items), probe=str(tmp_path / "probe"), p_range=(0.5, 0.5)))
 
 
 def test_synthesis_depths_and_cue_matching_reach_the_training_mix():
@@ -69,12 +70,12 @@ def test_synthesis_depths_and_cue_matching_reach_the_training_mix():
     from abstain.train.recipe import SynthSpec
 
     spec = DataSpec(synth=SynthSpec(n=24, seed=5, unanswerable_ratio=0.5, pair_twins=True, depths=(2,)))
-    items = spec.load()
+    items = load_items(spec)
     assert {i.model_extra["depth"] for i in items} == {2}
     by_pair: dict[str, list[Item]] = {}
     for item in items:
         by_pair.setdefault(item.meta["pair_id"], []).append(item)
     pairs = [group for group in by_pair.values() if len(group) == 2]
     assert pairs and all(numeral_count(a.question) == numeral_count(u.question) for a, u in pairs)
-    plain = DataSpec(synth=SynthSpec(n=24, seed=5, unanswerable_ratio=0.5, pair_twins=True, cue_match=False)).load()
+    plain = load_items(DataSpec(synth=SynthSpec(n=24, seed=5, unanswerable_ratio=0.5, pair_twins=True, cue_match=False)))
     assert not any("cue_filler" in i.meta for i in plain) and all("cue_filler" in i.meta for i in items)

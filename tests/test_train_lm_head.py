@@ -1,4 +1,4 @@
-"""abstain.train.lm_head: TRL's fused LM head on a CPU scores only the labelled positions, with the same values."""
+"""abstain.train.trainers.lm_head: TRL's fused LM head on a CPU scores only the labelled positions, with the same values."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 torch = pytest.importorskip("torch")
 pytest.importorskip("trl")
 
-from abstain.train.lm_head import compact_lm_head  # noqa: E402
+from abstain.train.trainers.lm_head import compact_lm_head  # noqa: E402
 
 
 def _fused(model, ids, labels):

@@ -8,8 +8,8 @@ from collections import Counter
 import pytest
 
 from abstain.synth import HELDOUT_SEED, OPERATORS, heldout_questions
-from abstain.train.mix import MixConfig, build_training_mix, training_items
-from abstain.train.sft_data import SFTConfig
+from abstain.train.data.mix import MixConfig, build_training_mix, training_items
+from abstain.train.data.sft_data import SFTConfig
 
 
 def test_shares_perturbations_and_determinism():

@@ -21,7 +21,7 @@ from safetensors.torch import load_file
 from typer.testing import CliRunner
 
 from abstain.cli import app
-from abstain.train.runner import TrainRun
+from abstain.train.trainers.runner import TrainRun
 
 pytestmark = pytest.mark.slow
 

@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from abstain.cli import app
 from abstain.train.recipe import load_recipe
-from abstain.train.runner import adapter_dir
+from abstain.train.trainers.runner import adapter_dir
 
 pytestmark = pytest.mark.slow
 

@@ -14,7 +14,7 @@ from abstain.audit import DEV_SET
 from abstain.integrations.verl.dataset import verl_row
 from abstain.integrations.verl.reward import RESULT_KEYS, compute_score
 from abstain.schema import Item, ResponseRow, read_jsonl
-from abstain.train.data import prompt_rows
+from abstain.train.data.rows import prompt_rows
 
 
 @pytest.fixture(scope="module")

@@ -171,9 +171,9 @@ def test_grpo_rollouts_sample_the_current_policy(tmp_path, bundled_model_dir):
     from transformers import AutoTokenizer
 
     from abstain.schema import Item
-    from abstain.train.data import prompt_dataset
-    from abstain.train.grpo import AbstainGRPOConfig, AbstainGRPOTrainer
-    from abstain.train.rewards import make_reward
+    from abstain.train.data.rows import prompt_dataset
+    from abstain.train.trainers.grpo import AbstainGRPOConfig, AbstainGRPOTrainer
+    from abstain.train.rewards.presets import make_reward
 
     items = [Item(id=f"q{i}", question=q, answers=[a], label="answerable") for i, (q, a) in enumerate(
         [("What is 2 + 3?", "5"), ("What is 4 + 4?", "8"), ("Tom has 3 apples and buys 2. How many now?", "5"),

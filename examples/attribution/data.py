@@ -19,7 +19,7 @@ from pathlib import Path
 from abstain.data.real_text import umwp_pairs
 from abstain.data.suites import load_suite
 from abstain.schema import write_jsonl
-from abstain.train.mix import MixConfig, training_items
+from abstain.train.data.mix import MixConfig, training_items
 
 
 def main(out: Path) -> None:

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import yaml
 
-from abstain.train.runner import export_adapter
+from abstain.train.trainers.runner import export_adapter
 from table import cell, load  # the sibling script
 
 KEYS = ("r1.u_ref", "r1.a_fu", "r1.discrimination", "r1.discrimination_within_count", "r1.a_acc", "ab.f1")
@@ -56,9 +56,11 @@ def _stage_line(name: str, recipe: dict) -> str:
 def _audit_line(name: str, folder: Path) -> str:
     """The shortcut audit of a stage's training data (its recipe's data, drawn again)."""
     from abstain.cues import AuditConfig, audit
+    from abstain.train.data.build import load_items
     from abstain.train.recipe import load_recipe
 
-    block = audit(load_recipe(str(folder / "recipe.yaml")).data.load(), AuditConfig(resamples=1000))["all"]
+    recipe = load_recipe(str(folder / "recipe.yaml"))
+    block = audit(load_items(recipe.data, recipe.allow_eval_suites), AuditConfig(resamples=1000))["all"]
 
     def fig(key: str) -> str:
         ci = block[f"{key}_ci"]

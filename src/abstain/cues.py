@@ -16,7 +16,8 @@ only — no model — so it scores a benchmark, a training mix or a suite before
 * The *cue baselines* (:func:`threshold_discrimination`): the discrimination (refusal rate on unanswerable
   minus on answerable items) of the rule "refuse iff the question states <= t numbers", for t = 2 and for
   the best t on that data (an upper bound of what the shortcut reaches).
-* :data:`COUNT_BINS` — the numeral-count bins of :func:`abstain.metrics.within_count` (<= 2, 3-4, >= 5).
+* :func:`count_bin` — the numeral-count bin of :mod:`abstain.metrics.within_count`: the exact count, so that
+  every rule "refuse iff <= k numbers" refuses all or none of a bin, and scores 0 within count.
 
 :func:`audit` computes all of them per dataset and over ``all``, with bootstrap CIs that resample *clusters*
 (an unanswerable twin and its original move together): ``abstain cues FILE``.
@@ -43,7 +44,6 @@ import numpy as np
 from abstain.schema import Item, dataset_of
 
 __all__ = [
-    "COUNT_BINS",
     "FEATURES",
     "NUMERAL",
     "VAGUE_WORDS",
@@ -67,9 +67,6 @@ NUMERAL = re.compile(r"\d+(?:[.,]\d+)*")
 VAGUE_WORDS: tuple[str, ...] = ("some", "several", "a few", "certain", "other")
 _VAGUE = {w: re.compile(rf"\b{re.escape(w)}\b", re.IGNORECASE) for w in VAGUE_WORDS}
 
-#: the numeral-count bins of within-count discrimination: (name, lowest, highest) counts
-COUNT_BINS: tuple[tuple[str, int, float], ...] = (("<=2", 0, 2), ("3-4", 3, 4), (">=5", 5, math.inf))
-
 UNANSWERABLE = "unanswerable"
 
 
@@ -83,17 +80,21 @@ def numeral_count(question: str) -> int:
     return len(NUMERAL.findall(question))
 
 
-def count_bin(n: int) -> str:
-    """The :data:`COUNT_BINS` name of a numeral count.
+def count_bin(n: int) -> int:
+    """The within-count bin of a numeral count: the count itself (0, 1, 2, 3, 4, 5, ...: one bin per count).
+
+    Within-count discrimination compares the labels only among questions that state exactly as many numbers.
+    Coarser bins let a count rule earn credit inside a bin: with a bin ">= 4", "refuse iff <= 5 numbers"
+    refuses the 4s and 5s of that bin but not the 6s (docs/cues.md measures what that is worth). With exact
+    counts every rule "refuse iff <= k numbers" refuses all of a bin or none of it, for any k, and scores 0.
 
     Example:
         >>> [count_bin(n) for n in (0, 2, 3, 4, 5, 17)]
-        ['<=2', '<=2', '3-4', '3-4', '>=5', '>=5']
+        [0, 2, 3, 4, 5, 17]
     """
-    for name, low, high in COUNT_BINS:
-        if low <= n <= high:
-            return name
-    raise ValueError(f"a numeral count is >= 0, not {n}")
+    if n < 0:
+        raise ValueError(f"a numeral count is >= 0, not {n}")
+    return int(n)
 
 
 def vague_count(question: str, word: str | None = None) -> int:

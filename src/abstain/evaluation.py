@@ -29,7 +29,7 @@ from typing import Any
 
 from abstain.backends.base import Backend, GenerationConfig
 from abstain.data.fewshot import choose_demos
-from abstain.data.suites import ItemSet, benchmark_of, items_digest, load_custom, load_suite
+from abstain.data.suites import SUITES, ItemSet, benchmark_of, items_digest, load_custom, load_suite
 from abstain.judges import Judge, JudgeConfig
 from abstain.judges.options import RUNTIME_FIELDS
 from abstain.protocols import MAIN_PROTOCOLS, get_protocol
@@ -80,7 +80,7 @@ class EvalConfig:
     """Everything that decides what an evaluation run produces (stored in ``config.json``)."""
 
     model: str = field(metadata={"help": "backend spec: bundled, hf:<path>, openai:<model>, vllm:<model>"})
-    suite: str | None = field(default=None, metadata={"help": "quick | math | full | heldout"})
+    suite: str | None = field(default=None, metadata={"help": " | ".join(SUITES)})
     data: str | None = field(default=None, metadata={"help": "a JSONL file of items instead of a suite"})
     protocols: tuple[str, ...] = field(default=MAIN_PROTOCOLS, metadata={"help": "protocol names"})
     samples: int = field(default=1, metadata={"help": "responses per prompt"})

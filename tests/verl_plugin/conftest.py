@@ -48,7 +48,7 @@ def config(tmp_path_factory, example_overrides):
 
     from abstain.cli import app
     from abstain.schema import write_jsonl
-    from abstain.train.mix import MixConfig, training_items
+    from abstain.train.data.mix import MixConfig, training_items
 
     data = tmp_path_factory.mktemp("data")
     write_jsonl(data / "train.jsonl", training_items(MixConfig(n=120, seed=2)))  # as prepare_data.sh: synthesis,

@@ -16,7 +16,7 @@ from abstain.data.suites import load_custom  # noqa: E402
 from abstain.integrations.verl.dataset import item_from_verl, mix_items  # noqa: E402
 from abstain.protocols import get_protocol  # noqa: E402
 from abstain.schema import write_jsonl  # noqa: E402
-from abstain.train.mix import MixConfig, training_items  # noqa: E402
+from abstain.train.data.mix import MixConfig, training_items  # noqa: E402
 
 
 @pytest.fixture(scope="module")

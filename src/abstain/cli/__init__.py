@@ -32,7 +32,7 @@ for _name in sorted(_found, key=lambda n: (_ORDER.index(n) if n in _ORDER else l
 
 def main() -> None:
     """Console-script entry point."""
-    from abstain.train.distributed import quiet_replica
+    from abstain.train.trainers.distributed import quiet_replica
 
     quiet_replica()  # under a launcher, before torch, transformers or vLLM load: the other processes stay quiet
     app()

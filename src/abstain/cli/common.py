@@ -9,6 +9,7 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from abstain.schema import DataError, write_json  # noqa: F401 - re-exported for the commands
@@ -17,9 +18,26 @@ console = Console(stderr=True)
 out_console = Console()
 
 
+#: the opt-in of the training guard (abstain.data.guard), shared by every command that writes training data
+ALLOW_EVAL_SUITE_HELP = ("Train on this evaluation suite's questions all the same (the guard keeps every suite out "
+                         "of training); repeatable, or 'all'. Said in the output.")
+
+
+def allow_eval_suite_option() -> Any:
+    """``--allow-eval-suite SUITE`` (repeatable): the suites a command may write training rows of."""
+    return typer.Option([], "--allow-eval-suite", help=ALLOW_EVAL_SUITE_HELP)
+
+
+def opted_in(allow: list[str] | tuple[str, ...]) -> None:
+    """Say which evaluation suites a command was allowed to write training rows of (nothing when none)."""
+    if allow:
+        console.print(f"[yellow]opted in: training rows may hold questions of the evaluation suite(s) "
+                      f"{', '.join(allow)} (--allow-eval-suite)[/]", highlight=False)
+
+
 def fail(message: str, code: int = 2) -> typer.Exit:
     """Print ``message`` as an error and return the exit to raise."""
-    console.print(f"[bold red]error:[/] {message}", highlight=False)
+    console.print(f"[bold red]error:[/] {escape(message)}", highlight=False)  # a message's [..] is not markup
     return typer.Exit(code)
 
 

@@ -1,4 +1,6 @@
-"""``abstain compare``: several runs side by side, with deltas against the first."""
+"""``abstain compare``: several runs side by side, with deltas against the first; runs that generated with
+different settings (max tokens, temperature, stop strings, chat template ...) are flagged, each setting with
+every run's value."""
 
 from __future__ import annotations
 
@@ -7,9 +9,9 @@ from pathlib import Path
 import typer
 from rich.table import Table
 
-from abstain.cli.common import friendly_errors, out_console
+from abstain.cli.common import console, friendly_errors, out_console
 from abstain.cli.metrics import HEADLINE
-from abstain.report import columns, load_run, write_compare
+from abstain.report import columns, generation_differences, load_run, write_compare
 from abstain.report.paired import paired_table
 
 
@@ -58,6 +60,9 @@ def register(app: typer.Typer) -> None:
         with friendly_errors():
             html_path = write_compare(runs, out, labels=label or None)
             tables = compare_tables(runs, label or None)
+            views = [load_run(d, label[i] if label else None) for i, d in enumerate(runs)]
+        for line in generation_differences([(v.label, v.config) for v in views]):
+            console.print(f"warning: generation settings differ: {line}", markup=False, highlight=False)
         for table in tables:
             out_console.print(table)
         out_console.print(f"comparison: {html_path}")

@@ -49,43 +49,92 @@ def load_cue_items(file: Path | None, suite: str | None, recipe: str | None) -> 
         data = getattr(loaded, "data", None)
         if data is None:
             raise DataError(f"recipe {recipe!r} has no data: block (a pipeline? audit one of its stages)")
-        items, source = data.load(), f"recipe {recipe} (its training data)"
+        from abstain.train.data.build import load_items
+
+        items, source = load_items(data, loaded.allow_eval_suites), f"recipe {recipe} (its training data)"
     unique = list({item.id: item for item in items}.values())  # the samples of an item count once
     if not unique:
         raise DataError(f"{source}: no items")
     return source, unique
 
 
-def _cell(block: dict[str, Any], key: str) -> str:
-    value, ci = block.get(key), block.get(f"{key}_ci")
+def _value(block: dict[str, Any], key: str) -> str:
+    value = block.get(key)
     if value is None:
         return "—"
     text = f"{value:+.2f}" if key.startswith("cue_") else f"{value:.2f}"
     if key == "cue_best_discrimination" and block.get("cue_best_threshold") is not None:
         text += f" (t={block['cue_best_threshold']})"
-    return text + (f" [{ci[0]:.2f}, {ci[1]:.2f}]" if ci else "")
+    return text
 
 
-def audit_table(report: dict[str, Any], title: str) -> Table:
-    """The audit as a rich table: a row per dataset, then ``all``."""
-    from abstain.cues import summary_rows
+def _ci(block: dict[str, Any], key: str) -> str:
+    ci = block.get(f"{key}_ci")
+    return f"[{ci[0]:.2f}, {ci[1]:.2f}]" if ci and block.get(key) is not None else ""
 
-    table = Table(title=title)
+
+def _cell(block: dict[str, Any], key: str) -> str:
+    return " ".join(part for part in (_value(block, key), _ci(block, key)) if part)
+
+
+def _counts(block: dict[str, Any]) -> tuple[str, str]:
+    means = block["mean_numerals"]
+    return (f"{block['n_answerable']} / {block['n_unanswerable']}",
+            " / ".join("—" if means[k] is None else f"{means[k]:.1f}" for k in ("answerable", "unanswerable")))
+
+
+CAPTION = ("AUC for the label unanswerable (0.5: the cue says nothing): fewer numerals, shorter, more vague words "
+           "(some, several, a few, certain, other); logistic = all surface features, 5-fold CV, a twin and its "
+           "original in one fold. cue = discrimination (U-Ref - A-FU) of refusing iff <= t numerals. 95% "
+           "cluster-bootstrap CIs.")
+
+
+def _wide_table(report: dict[str, Any], title: str) -> Table:
+    table = Table(title=title, caption=CAPTION, caption_justify="left")
     table.add_column("dataset")
     table.add_column("A / U", justify="right")
     table.add_column("numerals A / U", justify="right")
     for _, header in COLUMNS:
         table.add_column(header, justify="right")
-    for name, block in summary_rows(report):
-        means = block["mean_numerals"]
-        table.add_row(name, f"{block['n_answerable']} / {block['n_unanswerable']}",
-                      " / ".join("—" if means[k] is None else f"{means[k]:.1f}" for k in ("answerable", "unanswerable")),
-                      *(_cell(block, key) for key, _ in COLUMNS))
-    table.caption = ("AUC for the label unanswerable (0.5: the cue says nothing): fewer numerals, shorter, more vague "
-                     "words (some, several, a few, certain, other); logistic = all surface features, 5-fold CV, a twin "
-                     "and its original in one fold. cue = discrimination (U-Ref - A-FU) of refusing iff <= t numerals. "
-                     "95% cluster-bootstrap CIs.")
+    for name, block in _summary(report):
+        table.add_row(name, *_counts(block), *(_cell(block, key) for key, _ in COLUMNS))
     return table
+
+
+def _long_table(report: dict[str, Any], title: str) -> Table:
+    table = Table(title=title, caption=CAPTION, caption_justify="left")
+    table.add_column("dataset", overflow="fold")
+    table.add_column("measure")
+    table.add_column("value", justify="right")
+    table.add_column("95% CI", justify="right")
+    for index, (name, block) in enumerate(_summary(report)):
+        if index:
+            table.add_section()
+        items, means = _counts(block)
+        table.add_row(name, "items A / U", items, "")
+        table.add_row("", "mean numerals A / U", means, "")
+        for key, header in COLUMNS:
+            table.add_row("", header, _value(block, key), _ci(block, key))
+    return table
+
+
+def _summary(report: dict[str, Any]) -> list[tuple[str, Any]]:
+    from abstain.cues import summary_rows
+
+    return summary_rows(report)
+
+
+def audit_table(report: dict[str, Any], title: str, width: int | None = None) -> Table:
+    """The audit as a rich table: a row per dataset, then ``all``; where that is wider than ``width``
+    characters, a row per (dataset, measure) instead, which stays readable at 80 columns."""
+    table = _wide_table(report, title)
+    if width is None:
+        return table
+    from rich.console import Console
+
+    if Console(width=10_000).measure(table).maximum <= width:
+        return table
+    return _long_table(report, title)
 
 
 def register(app: typer.Typer) -> None:
@@ -106,4 +155,4 @@ def register(app: typer.Typer) -> None:
             report = audit(items, AuditConfig(resamples=resamples, seed=seed))
         if json_out is not None:
             write_json(json_out, {"source": source, **report})
-        out_console.print(audit_table(report, f"surface cues of {source}"))
+        out_console.print(audit_table(report, f"surface cues of {source}", width=out_console.width))

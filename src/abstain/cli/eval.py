@@ -23,6 +23,7 @@ from abstain.cli.common import console, fail, friendly_errors, out_console
 from abstain.cli.judge_flags import JudgeFlags, judge_flags
 from abstain.cli.metrics import HEADLINE, UNDEFINED_NOTE
 from abstain.cli.score import close_judge
+from abstain.cli.suites import suite_help
 from abstain.evaluation import EvalConfig, EvalProgress, evaluate
 from abstain.runs import REPORT_HTML
 
@@ -90,7 +91,7 @@ def backend_options(pairs: Sequence[str]) -> dict[str, Any]:
 
 def run_resumable(run: Callable[..., Any], config: Any, out: Path, judge: JudgeFlags,
                   options: dict[str, Any] | None = None) -> Any:
-    """``run(config, out, progress=..., judge=...)`` (``evaluate``, ``abstain.probing.run_probe``) under a progress bar.
+    """``run(config, out, progress=..., judge=...)`` (``evaluate``, ``abstain.probe_run.run_probe``) under a progress bar.
 
     An interrupt or a backend/server failure exits naming the folder and how to resume; the judge is
     closed either way. Example: ``result = run_resumable(evaluate, EvalConfig(...), Path("runs/x"), judge)``.
@@ -145,7 +146,7 @@ def register(app: typer.Typer) -> None:
                                   help="Backend: bundled, bundled-abstain, hf:<path>, openai:<model> (with --base-url), vllm:<model> "
                                        "(vllm:bundled, vllm:bundled-abstain, vllm:<dir>)."),
         out: Path = typer.Option(..., "--out", "-o", help="Run directory (created; rerun to resume)."),
-        suite: str | None = typer.Option(None, help="Suite: quick | math | full | heldout."),
+        suite: str | None = typer.Option(None, help=suite_help()),
         data: Path | None = typer.Option(None, help="Your own items (JSONL, interchange format) instead of --suite."),
         protocol: list[str] = typer.Option(
             ["all"], "--protocol", "-p",

@@ -4,7 +4,8 @@ Example (shell)::
 
     abstain export verl --data train.jsonl --protocol idk --unanswerable-ratio 0.3 --seed 0 --out train.parquet
 
-The rows never hold a held-out question (:mod:`abstain.data.heldout_guard`): a source with one is refused.
+The rows never hold an evaluation question or a near-duplicate of one (:mod:`abstain.data.guard`): a source with one
+is refused, naming the suite, unless ``--allow-eval-suite SUITE`` opts in (said in the output).
 A veRL validation set (``data.val_files``) chooses checkpoints, which is tuning too: export it from a
 synthesis seed of its own, and evaluate on the held-out suites with ``abstain eval``.
 """
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import typer
 
-from abstain.cli.common import console, fail, friendly_errors, progress_bar
+from abstain.cli.common import allow_eval_suite_option, console, fail, friendly_errors, opted_in, progress_bar
 
 __all__ = ["register"]
 
@@ -26,16 +27,18 @@ export_app = typer.Typer(help="Write items in another framework's dataset format
 def verl(
     out: Path = typer.Option(..., "--out", "-o", help="Where to write the dataset: .parquet or .jsonl."),
     protocol: str = typer.Option(..., help="Prompt protocol: idk | attribution | clarify | aca | ..."),
-    suite: str | None = typer.Option(None, help="Suite (one without held-out questions, e.g. abstain-test-sum)."),
+    suite: str | None = typer.Option(None, help="Suite: every one is kept out of training unless --allow-eval-suite "
+                                     "names it."),
     data: Path | None = typer.Option(None, help="Your own items (JSONL, interchange format) instead of --suite."),
     unanswerable_ratio: float | None = typer.Option(
         None, help="Training mix: one row per problem (an item and its twins), this share unanswerable "
                    "(the papers use 0.3). Default: every item."),
     n: int | None = typer.Option(None, help="Rows to write (default: as many as the items and the ratio allow)."),
     seed: int = typer.Option(0, help="Seed of the mix; same seed -> identical output."),
+    allow_eval_suite: list[str] = allow_eval_suite_option(),
 ) -> None:
     """Items -> veRL's RL dataset rows (data_source, prompt, ability, reward_model, extra_info)."""
-    from abstain.data.heldout_guard import check_not_heldout
+    from abstain.data.guard import check_training
     from abstain.data.suites import load_custom, load_suite
     from abstain.integrations.verl.dataset import mix_items, verl_rows, write_rows
     from abstain.protocols import get_protocol
@@ -44,9 +47,10 @@ def verl(
         if (suite is None) == (data is None):
             raise fail("give exactly one of --suite NAME or --data FILE")
         get_protocol(protocol)
+        opted_in(allow_eval_suite)
         items = load_suite(suite).items if suite is not None else load_custom(data).items  # type: ignore[arg-type]
         mixed = mix_items(items, unanswerable_ratio, seed=seed, n=n)
-        check_not_heldout(mixed, f"suite {suite!r}" if suite is not None else str(data))
+        check_training(mixed, f"suite {suite!r}" if suite is not None else str(data), allow_eval_suite)
         with progress_bar("building veRL rows", len(mixed)) as advance:
             rows = verl_rows(mixed, protocol, on_row=advance)
         written = write_rows(rows, out)

@@ -11,15 +11,16 @@ from abstain.cli.common import fail, friendly_errors, out_console, write_json
 from abstain.metrics import HEADLINE, MetricsConfig, compute_metrics
 from abstain.schema import ScoredRow, read_jsonl, response_key
 
-
-
 #: how undefined values show: UA-Bench's released code gives 0, the other families null (—)
 UNDEFINED_NOTE = "ua.* as UA-Bench's code: 0 where a count is 0; other metrics: — where undefined"
+#: what the within-count rows compare (abstain.metrics.within_count)
+WITHIN_NOTE = ("*_within_count: the same among questions stating equally many numerals (a bin per count), "
+               "0 for any rule \"refuse iff <= k numerals\"; cue.*: such rules, no model")
 
 
 def headline_table(metrics: dict, title: str = "metrics") -> Table:
     """The headline metrics with their CIs as a rich table."""
-    table = Table(title=title)
+    table = Table(title=title, caption_justify="left")
     table.add_column("metric")
     table.add_column("value", justify="right")
     table.add_column("95% CI", justify="right")
@@ -33,7 +34,7 @@ def headline_table(metrics: dict, title: str = "metrics") -> Table:
     table.caption = (
         f"{metrics['n.answerable']} answerable, {metrics['n.unanswerable']} unanswerable, "
         f"{metrics['n.format_errors']} without a box, {metrics['n.judge_errors']} judge errors; "
-        f"{UNDEFINED_NOTE}"
+        f"{UNDEFINED_NOTE}. {WITHIN_NOTE}"
     )
     return table
 
@@ -44,7 +45,7 @@ def register(app: typer.Typer) -> None:
         input: Path = typer.Option(..., "--input", "-i", help="Scored rows (JSONL)."),
         json_out: Path | None = typer.Option(None, "--json", help="Write all metrics here (JSON)."),
         protocol: str | None = typer.Option(None, help="Only rows of this protocol."),
-        resamples: int = typer.Option(1000, help="Bootstrap resamples for the 95% CIs (0: none)."),
+        resamples: int = typer.Option(1000, help="Bootstrap resamples (0: no CIs)."),
         seed: int = typer.Option(0, help="Bootstrap seed."),
     ) -> None:
         """Compute UA-Bench, Abstain-R1, ACA and AbstentionBench metrics of scored rows."""

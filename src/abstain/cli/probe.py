@@ -7,7 +7,8 @@ from pathlib import Path
 
 import typer
 
-from abstain.cli.common import console, fail, friendly_errors, out_console
+from abstain.cli.common import allow_eval_suite_option, console, fail, friendly_errors, opted_in, out_console
+from abstain.cli.suites import suite_help
 from abstain.cli.judge_flags import JudgeFlags, judge_flags
 
 __all__ = ["register"]
@@ -24,7 +25,7 @@ def register(app: typer.Typer) -> None:
         out: Path = typer.Option(..., "--out", "-o", help="Probe directory (an eval run + probe.jsonl; rerun to resume)."),
         protocol: str = typer.Option(..., "--protocol", "-p", help="The one protocol to probe (and later train) in."),
         data: Path | None = typer.Option(None, help="Items (interchange JSONL) instead of --suite."),
-        suite: str | None = typer.Option(None, help="Suite: quick | math | full | heldout."),
+        suite: str | None = typer.Option(None, help=suite_help()),
         k: int = typer.Option(8, "--k", help="Samples per item."),
         temperature: float = typer.Option(1.0, help="Sampling temperature (> 0)."),
         top_p: float = typer.Option(1.0, help="Nucleus sampling mass."),
@@ -39,7 +40,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Probe a model's knowledge boundary: k samples per item, p̂ per item, out of knowledge when none is correct."""
         from abstain.cli.eval import backend_options, run_resumable
-        from abstain.probing import ProbeConfig, run_probe
+        from abstain.probe_run import ProbeConfig, run_probe
 
         with friendly_errors():
             config = ProbeConfig(model=model, protocol=protocol, suite=suite, data=str(data) if data else None, k=k,
@@ -68,27 +69,32 @@ def register(app: typer.Typer) -> None:
         rft_refusals: bool = typer.Option(True, help="rft: keep refusals of unanswerable items too."),
         pairs_per_item: int = typer.Option(1, help="dpo: at most this many pairs per item."),
         on_fail: str = typer.Option("error", help="A target the scorer does not confirm: error | drop."),
+        allow_eval_suite: list[str] = allow_eval_suite_option(),
     ) -> None:
         """Build R-Tuning / RFT SFT rows or DPO pairs from a probe, every target confirmed by abstain's scorer."""
         with friendly_errors():
-            from abstain.data.heldout_guard import check_not_heldout
-            from abstain.probe import read_probe
+            from abstain.data.guard import check_training
+            from abstain.probe_file import read_probe
             from abstain.schema import write_jsonl
-            from abstain.train.probe_data import ProbeDataConfig, dpo_rows, rft_rows, rtuning_rows
+            from abstain.train.data.probe_data import ProbeDataConfig, dpo_rows, rft_rows, rtuning_rows
 
             if kind not in KINDS:
                 raise fail(f"--kind must be one of {', '.join(KINDS)} (got {kind!r})")
+            allow = tuple(allow_eval_suite)
+            opted_in(allow)
             config = ProbeDataConfig(known_target=known_target, rft_refusals=rft_refusals,  # type: ignore[arg-type]
-                                     pairs_per_item=pairs_per_item, on_fail=on_fail)  # type: ignore[arg-type]
+                                     pairs_per_item=pairs_per_item, on_fail=on_fail,  # type: ignore[arg-type]
+                                     allow_eval_suites=allow)
             rows = read_probe(probe_path)
-            check_not_heldout(rows, str(probe_path))
+            check_training(rows, str(probe_path), allow)
             if kind == "attribution":
                 from abstain.schema import Item, read_jsonl
-                from abstain.train.attribution_data import AttributionConfig, attribution_rows
+                from abstain.train.data.attribution_data import AttributionConfig, attribution_rows
 
                 items = read_jsonl(data, Item) if data is not None else [r.item() for r in rows]
                 build = attribution_rows(items, rows, AttributionConfig(on_fail=on_fail,  # type: ignore[arg-type]
-                                                                       protocol=target_protocol))  # type: ignore[arg-type]
+                                                                       protocol=target_protocol,  # type: ignore[arg-type]
+                                                                       allow_eval_suites=allow))
             else:
                 build = {"rtuning": rtuning_rows, "rft": rft_rows, "dpo": dpo_rows}[kind](rows, config)
             written = write_jsonl(out, build.rows)

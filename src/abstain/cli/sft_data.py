@@ -10,14 +10,14 @@ from typing import Any
 import typer
 from rich.table import Table
 
-from abstain.cli.common import console, fail, friendly_errors, out_console, progress_bar
+from abstain.cli.common import allow_eval_suite_option, console, fail, friendly_errors, opted_in, out_console, progress_bar
 
 __all__ = ["kinds_table", "register"]
 
 
 def kinds_table(rows: list[Any], lengths: list[int] | None, title: str) -> Table:
     """Rows per target kind and, when measured, their completion lengths in tokens."""
-    from abstain.train.sft_data import length_summary
+    from abstain.train.data.sft_data import length_summary
 
     by_kind: dict[str, list[int]] = defaultdict(list)
     for i, row in enumerate(rows):
@@ -55,8 +55,8 @@ def register(app: typer.Typer) -> None:
         pair_twins: bool = typer.Option(False, help="--synth: add each twin's answerable original too."),
         abstain_cot: bool = typer.Option(False, "--abstain-cot",
                                          help="Instead of --data: Abstain-R1's Abstain-CoT set (research use; clarify)."),
-        cot_subsets: str | None = typer.Option(None, help="--abstain-cot: comma-separated subsets (default: all but "
-                                                "gsm8k_abstain and umwp, which hold held-out questions)."),
+        cot_subsets: str | None = typer.Option(None, help="--abstain-cot: comma-separated subsets (default: all; "
+                                                "their evaluation questions are left out and counted)."),
         box_answers: bool = typer.Option(False, help="--abstain-cot: box the answerable completions' answers."),
         aca_mix: str = typer.Option("ELICIT=0.4,COND=0.3,ABS=0.3", help="aca: shares of the twins' behaviors."),
         seed: int = typer.Option(1, help="Seed of --synth and of the aca assignment (never the held-out seed)."),
@@ -67,30 +67,32 @@ def register(app: typer.Typer) -> None:
         no_graph: str = typer.Option("error", help="Items without a graph: error | plain (a target without a trace)."),
         on_fail: str = typer.Option("error", help="A target the scorer does not confirm: error | drop (counted)."),
         tokens: bool = typer.Option(True, help="Measure completion lengths with the bundled tokenizer."),
+        allow_eval_suite: list[str] = allow_eval_suite_option(),
     ) -> None:
         """Build verifiable SFT targets, score every one with abstain's scorer, write prompt/completion rows."""
         with friendly_errors():
             from abstain.schema import Item, read_jsonl
-            from abstain.train.sft_data import SFTConfig, build_sft, parse_aca_mix
-            from abstain.train.targets.build import TargetConfig
+            from abstain.train.data.sft_data import SFTConfig, build_sft, parse_aca_mix
+            from abstain.train.data.targets.build import TargetConfig
 
             if (data is not None) + (synth is not None) + abstain_cot != 1:
                 raise fail("give exactly one of --data FILE, --synth N or --abstain-cot")
+            opted_in(allow_eval_suite)
             if abstain_cot:
-                _abstain_cot(out, protocol, cot_subsets, box_answers, tokens)
+                _abstain_cot(out, protocol, cot_subsets, box_answers, tokens, tuple(allow_eval_suite))
                 return
             config = SFTConfig(
                 protocol=protocol, aca_mix=parse_aca_mix(aca_mix), seed=seed, on_fail=on_fail,  # type: ignore[arg-type]
                 targets=TargetConfig(verbosity=verbosity, names=names, hard=hard, quote=quote, no_graph=no_graph),  # type: ignore[arg-type]
             )
             if data is not None:
-                from abstain.data.heldout_guard import check_not_heldout
+                from abstain.data.guard import check_training
 
                 items = read_jsonl(data, Item)
                 source = str(data)
-                check_not_heldout(items, source)
+                check_training(items, source, allow_eval_suite)
             else:
-                from abstain.train.mix import MixConfig, training_items
+                from abstain.train.data.mix import MixConfig, training_items
 
                 mix = MixConfig(n=synth, seed=seed, unanswerable_ratio=unanswerable_ratio, hard_ratio=hard_ratio,
                                 pair_twins=pair_twins)
@@ -108,7 +110,7 @@ def register(app: typer.Typer) -> None:
 
 def _write(out: Path, rows: list[Any], tokens: bool, title: str) -> int:
     """Write the rows, then print their kinds (and completion token lengths with ``tokens``)."""
-    from abstain.train.sft_data import token_lengths, write_sft
+    from abstain.train.data.sft_data import token_lengths, write_sft
 
     written = write_sft(out, rows)
     lengths = token_lengths([r.completion[0]["content"] for r in rows]) if tokens and rows else None
@@ -116,19 +118,17 @@ def _write(out: Path, rows: list[Any], tokens: bool, title: str) -> int:
     return written
 
 
-def _abstain_cot(out: Path, protocol: str, subsets: str | None, box_answers: bool, tokens: bool) -> None:
-    from abstain.train.abstain_cot import (ABSTAIN_COT_HELDOUT_SUBSETS, ABSTAIN_COT_NOTICE, ABSTAIN_COT_SUBSETS,
-                                           load_abstain_cot)
+def _abstain_cot(out: Path, protocol: str, subsets: str | None, box_answers: bool, tokens: bool,
+                 allow: tuple[str, ...]) -> None:
+    from abstain.train.data.abstain_cot import ABSTAIN_COT_NOTICE, load_abstain_cot
 
     if protocol != "clarify":
         raise fail("--abstain-cot is written in Abstain-R1's format: use --protocol clarify")
-    if subsets:
-        chosen = tuple(s.strip() for s in subsets.split(",") if s.strip())
-    else:  # every subset without held-out questions (naming one in --cot-subsets is refused)
-        chosen = tuple(s for s in ABSTAIN_COT_SUBSETS if s not in ABSTAIN_COT_HELDOUT_SUBSETS)
-        console.print(f"left out the Abstain-CoT subsets {', '.join(ABSTAIN_COT_HELDOUT_SUBSETS)}: they hold "
-                      "held-out questions (the transfer suite)", highlight=False)
-    cot = load_abstain_cot(chosen, box_answers=box_answers)
+    chosen = tuple(s.strip() for s in subsets.split(",") if s.strip()) if subsets else None
+    cot = load_abstain_cot(chosen, box_answers=box_answers, allow=allow)
+    if cot.guard is not None and cot.guard.removed:
+        console.print(f"left out {cot.guard.summary()} (evaluation questions: --allow-eval-suite SUITE trains on "
+                      "them anyway)", highlight=False)
     written = _write(out, cot.rows, tokens, "Abstain-CoT (clarify)")
     console.print(f"[yellow]{ABSTAIN_COT_NOTICE}[/]", highlight=False)
     if cot.inconsistent:

@@ -12,10 +12,10 @@ import typer
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from abstain.cli.common import console, fail, friendly_errors
-from abstain.train.distributed import MainProcessFailed, is_main_process, quiet_replica
+from abstain.train.trainers.distributed import MainProcessFailed, is_main_process, quiet_replica
 from abstain.train.recipe import load_recipe, shipped_recipes
-from abstain.train.runner import TrainResult
-from abstain.train.trainers import train
+from abstain.train.trainers.runner import TrainResult
+from abstain.train.trainers.entry import train
 
 __all__ = ["TrainProgress", "register"]
 

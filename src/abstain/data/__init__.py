@@ -10,11 +10,13 @@ Example:
 from pathlib import Path
 
 from abstain.data.loaders import BENCHMARKS, SELFAWARE_NOTICE, UMWP_PERTURBATIONS, benchmark_dir, load_benchmark
+from abstain.data.suite_draws import Quota
 from abstain.data.suites import (
     HELDOUT_PATH,
+    REGISTRY,
     SUITES,
     ItemSet,
-    Quota,
+    Suite,
     benchmark_of,
     dataset_of,
     items_digest,
@@ -32,7 +34,9 @@ __all__ = [
     "EXAMPLE_RESPONSES",
     "HELDOUT_PATH",
     "SELFAWARE_NOTICE",
+    "REGISTRY",
     "SUITES",
+    "Suite",
     "UMWP_PERTURBATIONS",
     "ItemSet",
     "Quota",

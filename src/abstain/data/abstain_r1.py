@@ -9,7 +9,7 @@
   dataset ``abstain_test/<subset>`` (``meta.dataset``).
 
 Both are research use only (the subsets keep their own terms; WorldSense is CC-BY-NC-4.0): a notice is
-logged the first time either is loaded.
+logged the first time either is loaded (:data:`abstain.data.loaders.NOTICES`).
 
 Example:
     >>> items = LOADERS["abstain_test_sum"]()
@@ -23,7 +23,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from abstain.data.files import benchmark_dir, make_item, notice_once, read_jsonl_rows
+from abstain.data.files import benchmark_dir, make_item, read_jsonl_rows
 from abstain.schema import DataError, Item
 
 __all__ = ["ABSTAIN_R1_NOTICE", "LOADERS"]
@@ -55,7 +55,6 @@ SUBSET_SCENARIO = {
 
 def _load_sum() -> list[Item]:
     path = benchmark_dir() / "abstain_r1" / "sum_test_with_clarification_retry.jsonl"
-    notice_once("abstain_r1", ABSTAIN_R1_NOTICE, log)
     items = []
     for n, row in enumerate(read_jsonl_rows(path), start=1):
         missing = [k for k in ("answerable_question", "unanswerable_question", "ground_truth", "clarification")
@@ -76,7 +75,6 @@ def _load_sum() -> list[Item]:
 
 def _load_test() -> list[Item]:
     path = benchmark_dir() / "abstain_r1" / "abstain-Test-withoutsum.jsonl"
-    notice_once("abstain_r1", ABSTAIN_R1_NOTICE, log)
     items = []
     for n, row in enumerate(read_jsonl_rows(path), start=1):
         if not isinstance(row.get("should_abstain"), bool):

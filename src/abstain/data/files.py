@@ -14,6 +14,9 @@ from __future__ import annotations
 import csv
 import json
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -22,7 +25,8 @@ from pydantic import ValidationError
 
 from abstain.schema import DataError, Item, read_lines
 
-__all__ = ["NOTIFIED", "benchmark_dir", "make_item", "notice_once", "read_csv", "read_json", "read_jsonl_rows"]
+__all__ = ["NOTIFIED", "benchmark_dir", "make_item", "muted_notices", "notice_once", "read_csv", "read_json",
+           "read_jsonl_rows"]
 
 #: keys of the notices already logged in this process (cleared by tests)
 NOTIFIED: set[str] = set()
@@ -74,8 +78,23 @@ def make_item(path: Path, where: int | str, **fields: Any) -> Item:
         raise DataError(f"{path}:{where}: {exc.errors(include_url=False)[0]['msg']}") from None
 
 
+_MUTED = ContextVar("abstain_notices_muted", default=False)
+
+
 def notice_once(key: str, message: str, logger: logging.Logger) -> None:
-    """Log a license notice the first time a benchmark is loaded in this process."""
-    if key not in NOTIFIED:
+    """Log a license notice the first time a benchmark is loaded in this process (not under :func:`muted_notices`:
+    a muted load leaves the notice to the next one)."""
+    if key not in NOTIFIED and not _MUTED.get():
         NOTIFIED.add(key)
         logger.warning(message)
+
+
+@contextmanager
+def muted_notices() -> Iterator[None]:
+    """Load benchmarks without their license notices: for reading items only to compare against them (the
+    training guard); the next load outside says them as usual."""
+    token = _MUTED.set(True)
+    try:
+        yield
+    finally:
+        _MUTED.reset(token)

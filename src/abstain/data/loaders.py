@@ -42,6 +42,7 @@ from collections.abc import Callable
 from functools import cache
 from typing import Any
 
+from abstain.data.abstain_r1 import ABSTAIN_R1_NOTICE
 from abstain.data.abstain_r1 import LOADERS as ABSTAIN_R1_LOADERS
 from abstain.data.abstentionbench import LOADERS as ABSTENTIONBENCH_LOADERS
 from abstain.data.files import NOTIFIED, benchmark_dir, make_item, notice_once, read_json, read_jsonl_rows
@@ -49,6 +50,7 @@ from abstain.schema import DataError, Item
 
 __all__ = [
     "BENCHMARKS",
+    "NOTICES",
     "SELFAWARE_NOTICE",
     "UMWP_PERTURBATIONS",
     "benchmark_dir",
@@ -202,7 +204,6 @@ _notified = NOTIFIED  # the notices already logged (tests clear it)
 
 
 def _load_selfaware() -> list[Item]:
-    notice_once("selfaware", SELFAWARE_NOTICE, log)
     path = benchmark_dir() / "selfaware" / "SelfAware.json"
     items = []
     for row in _json(path)["example"]:
@@ -238,8 +239,21 @@ def _cached(name: str) -> tuple[Item, ...]:
     return tuple(BENCHMARKS[name]())
 
 
+#: the license notice a benchmark's load logs (once per process, :func:`abstain.data.files.notice_once`): key, text
+NOTICES: dict[str, tuple[str, str]] = {
+    "selfaware": ("selfaware", SELFAWARE_NOTICE),
+    "abstain_test": ("abstain_r1", ABSTAIN_R1_NOTICE),
+    "abstain_test_sum": ("abstain_r1", ABSTAIN_R1_NOTICE),
+}
+
+
 def load_benchmark(name: str) -> list[Item]:
-    """All items of a shipped benchmark (parsed once per process; callers get copies of the list)."""
+    """All items of a shipped benchmark (parsed once per process; callers get copies of the list); a research-only
+    benchmark's notice is logged the first time it is loaded (outside the parsing cache, so a load under
+    :func:`abstain.data.files.muted_notices` leaves it to the next)."""
     if name not in BENCHMARKS:
         raise ValueError(f"unknown benchmark {name!r}; choose one of {sorted(BENCHMARKS)}")
-    return list(_cached(name))
+    items = list(_cached(name))
+    if name in NOTICES:
+        notice_once(*NOTICES[name], log)
+    return items

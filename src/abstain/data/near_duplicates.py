@@ -1,6 +1,6 @@
 """Near-duplicate questions: two questions are near-duplicates when they share a run of 8 consecutive words.
 
-Exact text (:func:`abstain.data.heldout_guard.normalize_question`) misses a paraphrase: UMWP rewrote SVAMP and
+Exact text (:func:`normalize_question`) misses a paraphrase: UMWP rewrote SVAMP and
 GSM8K problems, and MiP rewrote the same sources, so a UMWP row and a MiP-SVAMP question can be one problem
 with a number or a clause changed. A shared 8-word run (of the normalized text's ``\\w+`` words, numbers
 included) catches that: editing a number, a name or a clause leaves most runs of an ordinary word problem

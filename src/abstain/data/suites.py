@@ -1,138 +1,170 @@
-"""Suites: named sets of benchmark items, balanced subsets and custom files.
+"""The suite registry: one entry per named suite, holding everything abstain knows of it.
 
-====================  =====================================================================================
-suite                 items
-====================  =====================================================================================
-quick                 120 items, 60 answerable / 60 unanswerable, drawn once with a fixed seed: GSM8K + its
-                      MiP twins (8 pairs), UMWP twins (10 pairs, two per UMWP perturbation), held-out synthesis
-                      twins (12 pairs, two per ACA-RL perturbation), MATH-500 8, MiP SVAMP 4, MiP formula 4,
-                      TreeCut 8 + 8, SelfAware 14 + 14 (knowledge). Sized for the demo: four protocols in
-                      about five minutes on 2 cores.
-math                  every reasoning benchmark in full (GSM8K, MATH-500, UMWP, MiP x3, TreeCut,
-                      Abstain-Test-SUM)
-full                  every shipped benchmark, plus ``heldout`` when its file is there
-heldout               the synthesis held-out set, ``src/abstain/data/synth/heldout.jsonl``
-abstain-test-sum      Abstain-R1's Abstain-Test-SUM: 284 math pairs, the unanswerable twin's ``gap`` = the
-                      authors' reference clarification
-abstain-test          Abstain-R1's Abstain-Test-wo-SUM: 2,139 rows from AbstentionBench subsets (12 datasets)
-abstentionbench-lite  AbstentionBench's licensed datasets and the shipped UMWP, SelfAware and MiP-GSM8K, at
-                      most ``LITE_CAP`` = 100 items per label per dataset (twins drawn as pairs), fixed seed
-====================  =====================================================================================
+A suite is what ``abstain eval --suite`` evaluates, the reports and harness tasks name, and the training guard
+keeps out of training (:mod:`abstain.data.guard`). Each :class:`Suite` says what it is (``description``), how it
+loads (``candidates``: every item it may draw from, the few-shot pool's source; ``draw``: its items from them),
+how many items it has (``size``, checked by a test), its source benchmarks and their licenses, the role it plays
+(``evaluation``: reported; ``validation``: chooses checkpoints; ``final``: a held-out final table) and whether
+training may use it (``reserved``: no, unless a run opts in by name). The CLI's help, ``abstain suites``, the
+guard, the lm-eval task files, the Inspect tasks and docs/suites.md all read :data:`REGISTRY`.
 
-:func:`dataset_of` names the dataset a row belongs to in AbstentionBench's sense (its per-dataset,
-macro-averaged metrics group by it): ``meta.dataset`` where a loader sets it (``coconot/<category>``,
-``bbq``, ``mediq``, ``abstain_test/<subset>``, ``uabench/<file>`` ...), else the benchmark.
+Adding a suite is one entry here plus its data (docs/design.md shows a worked example).
 
-``limit`` draws a *balanced* subset deterministically from ``seed``: evenly across labels, then
-benchmarks, then perturbations, as far as each group allows — so even ``limit=2`` has one answerable and
-one unanswerable item. Items keep the suite's order.
+``limit`` draws a *balanced* subset deterministically from ``seed`` (:func:`abstain.data.suite_draws.select_items`):
+evenly across labels, then benchmarks, then perturbations, so even ``limit=2`` has one answerable and one
+unanswerable item. Items keep the suite's order.
 
 Example:
-    >>> picked = select_items(load_suite("quick").items, limit=6, seed=0)
-    >>> sorted(i.label for i in picked).count("answerable")
-    3
-    >>> len(load_suite("quick").items)
-    120
+    >>> len(load_suite("quick").items), len(load_suite("quick", limit=4).items)
+    (120, 4)
+    >>> REGISTRY["mip-gsm8k-val"].role, REGISTRY["mip-gsm8k-val"].reserved
+    ('validation', True)
+    >>> suite("quik")
+    Traceback (most recent call last):
+    ...
+    abstain.schema.DataError: unknown suite 'quik'; choose one of quick, math, full, heldout, transfer, abstain-test-sum, abstain-test, abstentionbench-lite, mip-gsm8k-val
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import logging
-import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
+from typing import Literal
 
-from abstain.data.abstentionbench import LOADERS as ABSTENTIONBENCH_LOADERS
 from abstain.data.loaders import BENCHMARKS, load_benchmark
+from abstain.data.suite_draws import (
+    HELDOUT_PATH,
+    LITE_CAP,
+    LITE_DATASETS,
+    QUICK,
+    QUICK_SEED,
+    REASONING,
+    TRANSFER,
+    TRANSFER_SEED,
+    dedupe,
+    heldout_items,
+    heldout_path,
+    lite_candidates,
+    lite_draw,
+    quota_draw,
+    select_items,
+    validation_ood,
+)
 from abstain.data.uabench import PREFIX as UABENCH_PREFIX
 from abstain.data.uabench import load_uabench
 from abstain.schema import DataError, Item, benchmark_of, dataset_of, read_jsonl
 
-__all__ = [
-    "HELDOUT_PATH",
-    "SUITES",
-    "ItemSet",
-    "LITE_CAP",
-    "LITE_DATASETS",
-    "Quota",
-    "benchmark_of",
-    "dataset_of",
-    "items_digest",
-    "load_custom",
-    "load_suite",
-    "select_items",
-]
+__all__ = ["BENCHMARK_LICENSES", "HELDOUT_PATH", "LITE_CAP", "LITE_DATASETS", "REGISTRY", "SUITES",
+           "TRAINING_BENCHMARKS", "ItemSet",
+           "Role", "Suite", "benchmark_of", "dataset_of", "heldout_path", "items_digest", "load_custom",
+           "load_suite", "select_items", "suite", "suite_names"]
 
-log = logging.getLogger(__name__)
+Role = Literal["evaluation", "validation", "final"]
 
-REASONING = ("gsm8k", "math500", "umwp", "mip_gsm8k", "mip_svamp", "mip_formula", "treecut", "abstain_test_sum")
-QUICK_SEED = 0
-LITE_SEED = 0
-LITE_CAP = 100  # items per label per dataset in abstentionbench-lite
-#: benchmarks of abstentionbench-lite, and the AbstentionBench scenario of the shipped ones outside it
-LITE_DATASETS = (*ABSTENTIONBENCH_LOADERS, "umwp", "selfaware", "mip_gsm8k")
-_LITE_SCENARIO = {"umwp": "underspecified_context", "selfaware": "answer_unknown", "mip_gsm8k": "underspecified_context"}
+#: each shipped benchmark's license, as its SOURCE.txt / LICENSE states it ("research only": no commercial use)
+BENCHMARK_LICENSES: dict[str, str] = {
+    "gsm8k": "MIT", "math500": "MIT", "umwp": "CC-BY-SA-4.0", "mip_gsm8k": "MIT", "mip_svamp": "MIT",
+    "mip_formula": "MIT", "treecut": "Apache-2.0", "selfaware": "CC-BY-SA-4.0, research only",
+    "abstain_test_sum": "Apache-2.0 (repo), research only (Abstain-R1's notice)",
+    "abstain_test": "research only (its subsets' terms)", "coconot": "MIT",
+    "bbq": "CC-BY-4.0", "mediq": "CC-BY-4.0", "moralchoice": "MIT", "bbh_disambiguation_qa": "MIT",
+    "bigbench_known_unknowns": "Apache-2.0", "bigbench_sufficient_information": "Apache-2.0",
+    "heldout": "Apache-2.0 (abstain's own synthesis)",
+}
 
 
-def heldout_path() -> Path:
-    return Path(str(resources.files("abstain") / "data" / "synth" / "heldout.jsonl"))
-
-
-HELDOUT_PATH = heldout_path()
+#: shipped benchmarks that also train: their rows that only a whole-benchmark suite (math, full) holds may (UMWP:
+#: the attribution experiment's real-text pairs); rows a suite draws (quick, transfer, lite ...) stay reserved
+TRAINING_BENCHMARKS: dict[str, str] = {
+    "umwp": "its pairs outside the fixed suites train (abstain.data.real_text): evaluating `math` or `full` after "
+            "training on them counts UMWP items the model saw",
+}
 
 
 @dataclass(frozen=True)
-class Quota:
-    """How many answerable and unanswerable items a suite draws from one benchmark.
+class Suite:
+    """One named suite (see the module docstring)."""
 
-    ``paired``: draw unanswerable items with an answerable twin (``meta.pair_id``) and add the twins,
-    so ``answerable`` must equal ``unanswerable``.
-    """
+    name: str
+    description: str
+    role: Role
+    size: int  # items (a test checks it)
+    benchmarks: tuple[str, ...]  # where its items come from
+    candidates: Callable[[], list[Item]] = field(repr=False)  # what it may draw from (and the few-shot pool's source)
+    draw: Callable[[list[Item]], list[Item]] | None = field(default=None, repr=False)  # its items (None: all)
+    reserved: bool = True  # training may not use its items (abstain.data.guard) unless a run opts in by name
+    whole: bool = False  # every item of its benchmarks (math, full): TRAINING_BENCHMARKS' rows in it do not count
 
-    answerable: int = 0
-    unanswerable: int = 0
-    paired: bool = False
+    @property
+    def license(self) -> str:
+        """Its benchmarks' licenses, research-only ones marked."""
+        return "; ".join(sorted({f"{b}: {BENCHMARK_LICENSES[b]}" for b in self.benchmarks}))
+
+    @property
+    def research_only(self) -> bool:
+        return any("research only" in BENCHMARK_LICENSES[b] for b in self.benchmarks)
+
+    def items(self) -> list[Item]:
+        """Its items, in order."""
+        candidates = self.candidates()
+        return candidates if self.draw is None else self.draw(candidates)
 
 
-QUICK: dict[str, Quota] = {
-    "mip_gsm8k": Quota(8, 8, paired=True),
-    "umwp": Quota(10, 10, paired=True),
-    "heldout": Quota(12, 12, paired=True),
-    "math500": Quota(8, 0),
-    "mip_svamp": Quota(0, 4),
-    "mip_formula": Quota(0, 4),
-    "treecut": Quota(8, 8),
-    "selfaware": Quota(14, 14),
-}
+def _benchmarks(*names: str) -> Callable[[], list[Item]]:
+    return lambda: dedupe([i for b in names for i in load_benchmark(b)])
 
-#: the cpu-demo comparison: the held-out synthesis (in distribution) and the public paired benchmarks that
-#: training never sees (out of distribution)
-TRANSFER: dict[str, Quota] = {
-    "heldout": Quota(30, 30, paired=True),
-    "umwp": Quota(50, 50, paired=True),
-    "mip_gsm8k": Quota(50, 50, paired=True),
-    "treecut": Quota(30, 30),
-    "selfaware": Quota(30, 30),
-}
-TRANSFER_SEED = 1
 
-SUITES: dict[str, str] = {
-    "quick": "120 balanced items across all benchmarks and the held-out set (fixed seed): the demo",
-    "math": "every reasoning benchmark in full",
-    "full": "every shipped benchmark (+ heldout when present)",
-    "heldout": "the synthesis held-out set (src/abstain/data/synth/heldout.jsonl)",
-    "transfer": "380 items: held-out synthesis 30 pairs, UMWP 50 pairs, MiP-GSM8K 50 pairs with their GSM8K "
-                "originals, TreeCut 30 + 30, SelfAware 30 + 30 (in and out of the training distribution)",
-    "abstain-test-sum": "Abstain-R1's SUM test: 284 math pairs, clarifications judged against the authors' reference",
-    "abstain-test": "Abstain-R1's knowledge test set: 2,139 rows built from AbstentionBench subsets",
-    "abstentionbench-lite": "AbstentionBench's licensed datasets + UMWP, SelfAware, MiP-GSM8K, <= 100 per label each",
-    "mip-gsm8k-val": "validation, out of distribution: every MiP-GSM8K pair (the insufficient question and its GSM8K "
-                     "original) not in the transfer suite, 532 pairs; never trained on (it chooses checkpoints)",
-}
+def _quota(quotas: dict, seed: int) -> Callable[[list[Item]], list[Item]]:
+    return lambda candidates: quota_draw(quotas, seed)
+
+
+def _with_heldout(names: Sequence[str]) -> Callable[[], list[Item]]:
+    return lambda: dedupe([i for b in names for i in (heldout_items(required=False) if b == "heldout"
+                                                     else load_benchmark(b))])
+
+
+_ALL = tuple(BENCHMARKS)
+_SUITES = [
+    Suite("quick", "120 balanced items across all benchmarks and the held-out set (fixed seed): the demo",
+          "evaluation", 120, (*QUICK, "gsm8k"), _with_heldout(tuple(QUICK)), _quota(QUICK, QUICK_SEED)),
+    Suite("math", "every reasoning benchmark in full", "evaluation", 12_519, REASONING, _benchmarks(*REASONING),
+          whole=True),
+    Suite("full", "every shipped benchmark (+ heldout when present)", "evaluation", 25_304, (*_ALL, "heldout"),
+          lambda: dedupe([i for b in _ALL for i in load_benchmark(b)] + heldout_items(required=False)), whole=True),
+    Suite("heldout", "the synthesis held-out set (src/abstain/data/synth/heldout.jsonl)", "final", 720, ("heldout",),
+          lambda: heldout_items(required=True)),
+    Suite("transfer", "380 items: held-out synthesis 30 pairs, UMWP 50 pairs, MiP-GSM8K 50 pairs with their GSM8K "
+          "originals, TreeCut 30 + 30, SelfAware 30 + 30 (in and out of the training distribution)", "final", 380,
+          (*TRANSFER, "gsm8k"), _with_heldout(tuple(TRANSFER)), _quota(TRANSFER, TRANSFER_SEED)),
+    Suite("abstain-test-sum", "Abstain-R1's SUM test: 284 math pairs, clarifications judged against the authors' "
+          "reference", "final", 568, ("abstain_test_sum",), _benchmarks("abstain_test_sum")),
+    Suite("abstain-test", "Abstain-R1's knowledge test set: 2,139 rows built from AbstentionBench subsets",
+          "evaluation", 2_139, ("abstain_test",), _benchmarks("abstain_test")),
+    Suite("abstentionbench-lite", f"AbstentionBench's licensed datasets + UMWP, SelfAware, MiP-GSM8K, <= {LITE_CAP} per "
+          "label each", "evaluation", 2_277, (*LITE_DATASETS, "gsm8k"), lite_candidates, lite_draw),
+    Suite("mip-gsm8k-val", "validation, out of distribution: every MiP-GSM8K pair (the insufficient question and its "
+          "GSM8K original) not in the transfer suite, 532 pairs (it chooses checkpoints)", "validation", 1_064,
+          ("mip_gsm8k", "gsm8k"), validation_ood),
+]
+#: every suite, by name, in the order the CLI lists them
+REGISTRY: dict[str, Suite] = {s.name: s for s in _SUITES}
+#: name -> description (what the CLI's help shows)
+SUITES: dict[str, str] = {s.name: s.description for s in _SUITES}
+
+
+def suite(name: str) -> Suite:
+    """The registry's entry for ``name``; an unknown name is an error listing the suites."""
+    if name not in REGISTRY:
+        raise DataError(f"unknown suite {name!r}; choose one of {', '.join(REGISTRY)}")
+    return REGISTRY[name]
+
+
+def suite_names(role: Role | None = None) -> list[str]:
+    """The suites' names (of one role), in the registry's order: what help texts list."""
+    return [s.name for s in _SUITES if role is None or s.role == role]
 
 
 @dataclass
@@ -151,163 +183,6 @@ class ItemSet:
             seen.add(item.id)
 
 
-def _dedupe(items: Sequence[Item]) -> list[Item]:
-    seen: dict[str, Item] = {}
-    for item in items:
-        seen.setdefault(item.id, item)
-    return list(seen.values())
-
-
-def _spread(items: Sequence[Item], k: int, rng: random.Random, keys: Sequence[Callable[[Item], str]]) -> list[Item]:
-    """Draw ``k`` items spread as evenly as possible over the groups of ``keys[0]``, recursively."""
-    if k >= len(items):
-        return list(items)
-    if not keys:
-        return rng.sample(list(items), k)
-    groups: dict[str, list[Item]] = {}
-    for item in items:
-        groups.setdefault(keys[0](item), []).append(item)
-    order = sorted(groups)
-    rng.shuffle(order)  # which groups get the remainder is random, not alphabetical
-    share = dict.fromkeys(order, 0)
-    left = k
-    while left:
-        open_groups = [g for g in order if share[g] < len(groups[g])]
-        for g in open_groups[:left]:
-            share[g] += 1
-        left -= min(left, len(open_groups))
-    picked: list[Item] = []
-    for g in sorted(order):
-        picked.extend(_spread(groups[g], share[g], rng, keys[1:]))
-    return picked
-
-
-_BALANCE_KEYS: tuple[Callable[[Item], str], ...] = (
-    lambda i: i.label,
-    benchmark_of,
-    lambda i: i.perturbation or "",
-)
-
-
-def select_items(items: Sequence[Item], limit: int | None, seed: int = 0) -> list[Item]:
-    """A balanced, deterministic subset of at most ``limit`` items (all of them when ``limit`` is None)."""
-    if limit is None or limit >= len(items):
-        return list(items)
-    if limit < 1:
-        raise ValueError("--limit must be >= 1")
-    chosen = {i.id for i in _spread(items, limit, random.Random(seed), _BALANCE_KEYS)}
-    return [i for i in items if i.id in chosen]
-
-
-def _benchmark(name: str) -> list[Item]:
-    return _heldout(required=False) if name == "heldout" else load_benchmark(name)
-
-
-def _quota_suite(quotas: dict[str, Quota], seed: int) -> list[Item]:
-    """Each benchmark's quota of items, drawn once with a fixed seed (twins as pairs where asked)."""
-    rng = random.Random(seed)
-    by_pert = (lambda i: i.perturbation or "", lambda i: i.source or "")
-    out: list[Item] = []
-    for name, quota in quotas.items():
-        items = _benchmark(name)
-        unans = [i for i in items if i.label == "unanswerable"]
-        if quota.paired:  # the answerable twin shares the unanswerable item's meta.pair_id
-            twins = {i.meta["pair_id"]: i for i in items if i.label == "answerable" and i.meta.get("pair_id")}
-            unans = [i for i in unans if i.meta.get("pair_id") in twins]
-            for u in _spread(unans, quota.unanswerable, rng, by_pert):
-                twin = twins[u.meta["pair_id"]]
-                if dataset_of(twin) != name:  # a GSM8K original is part of the MiP GSM8K dataset here
-                    twin = twin.model_copy(update={"meta": {**twin.meta, "dataset": name}})
-                out += [twin, u]
-            continue
-        answerable = [i for i in items if i.label == "answerable"]
-        out += _spread(answerable, quota.answerable, rng, (lambda i: str(i.meta.get("numVars") or i.meta.get("subject") or i.source),))
-        out += _spread(unans, quota.unanswerable, rng, by_pert)
-    return out
-
-
-def _heldout(required: bool) -> list[Item]:
-    path = heldout_path()
-    if not path.exists():
-        if required:
-            raise DataError(
-                f"{path}: the heldout suite's file is missing (the synthesis issue ships it); "
-                "use --data FILE for your own items"
-            )
-        log.warning("%s is missing, so the heldout set is left out", path)
-        return []
-    items = read_jsonl(path, Item)
-    for item in items:  # its source is "synth/..."; group it as the held-out benchmark
-        item.meta.setdefault("benchmark", "heldout")
-    return items
-
-
-def _lite_candidates() -> list[Item]:
-    """Every item of the lite datasets, each with ``meta.dataset`` and ``meta.scenario`` set."""
-    out = []
-    for name in LITE_DATASETS:
-        for item in load_benchmark(name):
-            if name in _LITE_SCENARIO:  # the MiP GSM8K originals belong to the MiP GSM8K dataset here
-                meta = {**item.meta, "dataset": name, "scenario": _LITE_SCENARIO[name]}
-                item = item.model_copy(update={"meta": meta})
-            out.append(item)
-    return _dedupe(out)
-
-
-def _capped(items: Sequence[Item], cap: int, rng: random.Random) -> list[Item]:
-    """At most ``cap`` items per label; twins (``meta.pair_id``) are drawn as pairs when every item has one."""
-    keys = (lambda i: i.source or "", lambda i: i.perturbation or "")
-    answerable = {i.meta["pair_id"]: i for i in items if i.label == "answerable" and i.meta.get("pair_id")}
-    unans = [i for i in items if i.label == "unanswerable"]
-    if unans and len(unans) == len(answerable) and all(i.meta.get("pair_id") in answerable for i in unans):
-        chosen = {i.id for u in _spread(unans, cap, rng, keys) for i in (u, answerable[u.meta["pair_id"]])}
-    else:
-        chosen = {i.id for label in ("answerable", "unanswerable")
-                  for i in _spread([i for i in items if i.label == label], cap, rng, keys)}
-    return [i for i in items if i.id in chosen]
-
-
-def _lite(candidates: Sequence[Item]) -> list[Item]:
-    groups: dict[str, list[Item]] = {}
-    for item in candidates:
-        groups.setdefault(dataset_of(item), []).append(item)
-    return [i for name, group in groups.items()
-            for i in _capped(group, LITE_CAP, random.Random(f"{LITE_SEED}:{name}"))]
-
-
-#: the suites drawn by per-benchmark quotas: (quotas, seed)
-QUOTA_SUITES: dict[str, tuple[dict[str, Quota], int]] = {
-    "quick": (QUICK, QUICK_SEED), "transfer": (TRANSFER, TRANSFER_SEED)}
-
-
-def _validation_ood() -> list[Item]:
-    """MiP-GSM8K's pairs minus the transfer suite's: the out-of-distribution validation split."""
-    transfer = {i.meta.get("pair_id") for i in _quota_suite(TRANSFER, TRANSFER_SEED)} - {None}
-    items = [i for i in load_benchmark("mip_gsm8k") if i.meta.get("pair_id") not in transfer]
-    return [i.model_copy(update={"meta": {**i.meta, "dataset": "mip_gsm8k"}}) if i.label == "answerable" else i
-            for i in items]
-
-
-def _suite_candidates(name: str) -> list[Item]:
-    if name == "mip-gsm8k-val":
-        return _validation_ood()
-    if name == "abstain-test-sum":
-        return load_benchmark("abstain_test_sum")
-    if name == "abstain-test":
-        return load_benchmark("abstain_test")
-    if name == "abstentionbench-lite":
-        return _lite_candidates()
-    if name in QUOTA_SUITES:
-        return _dedupe([i for b in QUOTA_SUITES[name][0] for i in _benchmark(b)])
-    if name == "math":
-        return _dedupe([i for b in REASONING for i in load_benchmark(b)])
-    if name == "full":
-        return _dedupe([i for b in BENCHMARKS for i in load_benchmark(b)] + _heldout(required=False))
-    if name == "heldout":
-        return _heldout(required=True)
-    raise ValueError(f"unknown suite {name!r}; choose one of {sorted(SUITES)}")
-
-
 def _pool(candidates: Sequence[Item], chosen: Sequence[Item]) -> list[Item]:
     """Candidates that are not chosen and not the twin of a chosen item."""
     ids = {i.id for i in chosen}
@@ -317,13 +192,9 @@ def _pool(candidates: Sequence[Item], chosen: Sequence[Item]) -> list[Item]:
 
 def load_suite(name: str, limit: int | None = None, seed: int = 0) -> ItemSet:
     """The items of a named suite (optionally a balanced subset) and its demonstration pool."""
-    candidates = _suite_candidates(name)
-    if name in QUOTA_SUITES:
-        base = _quota_suite(*QUOTA_SUITES[name])
-    elif name == "abstentionbench-lite":
-        base = _lite(candidates)
-    else:
-        base = candidates
+    entry = suite(name)
+    candidates = entry.candidates()
+    base = candidates if entry.draw is None else entry.draw(candidates)
     items = select_items(base, limit, seed)
     return ItemSet(name, items, _pool(candidates, items))
 

@@ -1,14 +1,25 @@
 """A harness's log back into an abstain run folder: ``abstain import inspect LOG.eval``, ``abstain import lm-eval``.
 
 The folder is what ``abstain eval`` writes — ``config.json`` (the run the harness task stands for, its model,
-and where it came from), ``responses.jsonl``, ``scored.jsonl``, ``metrics.json`` and the report — so ``abstain
-report``, ``abstain compare`` and the paired-difference table work on a harness run beside abstain's own. The
-scored rows are the ones abstain's scorer wrote into the log (each Inspect score's metadata, each lm-eval
-sample's metric values); the metrics are recomputed from them in item order.
+where it came from, and the generation settings that actually ran), ``responses.jsonl``, ``scored.jsonl``,
+``metrics.json`` and the report — so ``abstain report``, ``abstain compare`` and the paired-difference table work
+on a harness run beside abstain's own. The scored rows are the ones abstain's scorer wrote into the log (each
+Inspect score's metadata, each lm-eval sample's first metric value); the metrics are recomputed from them in item
+order.
+
+What ran, not what the task asked for: ``max_tokens``, ``temperature`` and ``top_p`` in ``config.json`` are the
+harness's (Inspect's generate config after ``--max-tokens`` / ``--temperature``, lm-eval's ``gen_kwargs`` after
+``--gen_kwargs``), ``samples`` is Inspect's ``--epochs``, and ``generation`` holds the rest
+(:mod:`abstain.integrations.generation`: stop strings, chat template, the harness's own names and values).
+
+A sample the log holds no abstain score for (Inspect: the sample errored, or its scorer did) is not an error: it
+becomes a row whose judged fields are errors (outcome ``unscored``), so the metrics count it as abstain eval
+counts a judge error; :attr:`Imported.unscored` says how many rows are unscored, and ``config.json`` records them.
 
 Example::
 
-    import_inspect("logs/2026-12-03T10-00-00_abstain-eval_x.eval", "runs/inspect-quick")
+    done = import_inspect("logs/2026-12-03T10-00-00_abstain-eval_x.eval", "runs/inspect-quick")
+    done.path, done.unscored, done.generation["max_tokens"]
     import_lm_eval("out/model/samples_abstain_quick_idk_2026-12-03.jsonl", "runs/lmeval-quick")
 """
 
@@ -16,28 +27,88 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from abstain.integrations.generation import InspectRun, LmEvalRun
 from abstain.integrations.harness import HarnessTask
+from abstain.judges.base import Judgment
+from abstain.outcomes import Outcome, outcome
+from abstain.parsing import parse_response
 from abstain.runs import METRICS, RESPONSES, SCORED, RunDir, write_json
-from abstain.schema import DataError, ResponseRow, ScoredRow, read_lines
+from abstain.schema import JUDGED_FIELDS, DataError, Item, ResponseRow, ScoredRow, read_lines
+from abstain.scoring import make_scored
 
-__all__ = ["import_inspect", "import_lm_eval", "write_run"]
+__all__ = ["Imported", "import_inspect", "import_lm_eval", "unscored_row", "write_run"]
 
 
-def write_run(harness: HarnessTask, rows: Sequence[ScoredRow], out: str | os.PathLike[str], model: str,
-              source: dict[str, Any]) -> Path:
-    """An ``abstain eval`` run folder for ``rows`` (scored by the harness with abstain's scorer) at ``out``."""
-    rows = harness.in_order(rows)
-    expected = len(harness.prompts.work)
+@dataclass(frozen=True)
+class Imported:
+    """What an import wrote: the run folder, its rows, how many of them are unscored (judge errors in the log and
+    samples without a score, ``no_score`` of them) and the generation settings that ran (None: not recorded)."""
+
+    path: Path
+    rows: int
+    unscored: int
+    no_score: int
+    generation: dict[str, Any] | None
+
+
+@dataclass(frozen=True)
+class HarnessLog:
+    """One harness log, read: the scored rows, the model's label, where it came from and what it generated with
+    (``samples``: samples per item, Inspect's epochs)."""
+
+    rows: Sequence[ScoredRow]
+    model: str
+    source: dict[str, Any]
+    generation: dict[str, Any] | None = None
+    samples: int = 1
+    no_score: int = 0
+
+
+def unscored_row(harness: HarnessTask, item: Item, text: str, reason: str, model: str, sample: int = 0) -> ScoredRow:
+    """The row of a sample the log holds no abstain score for: parsed, every judged field an error (``reason``).
+
+    Example:
+        >>> task = HarnessTask(suite="quick", protocol="idk", limit=2)
+        >>> row = unscored_row(task, task.samples()[0].item, "", "the sample errored", "m")
+        >>> outcome(row).value, row.judge_errors["correct"]
+        ('unscored', 'no abstain score in the harness log: the sample errored')
+    """
+    row = ResponseRow(**item.model_dump(), response=text, model=model, protocol=harness.protocol, sample=sample)
+    why = f"no abstain score in the harness log: {reason}"
+    return make_scored(row, parse_response(text), Judgment(errors={name: why for name in JUDGED_FIELDS}))
+
+
+def _config(harness: HarnessTask, log: HarnessLog) -> dict[str, Any]:
+    config = harness.eval_config(log.model)
+    if log.generation is not None:  # what ran, where the harness says
+        ran = {k: log.generation.get(k) for k in ("max_tokens", "temperature", "top_p")}
+        try:
+            config = replace(config, **{k: v for k, v in ran.items() if v is not None})
+        except ValueError as exc:
+            raise DataError(f"{log.source.get('log')}: generation settings abstain cannot record ({exc})") from None
+    record = config.record(harness.prompts.item_set.items, harness.prompts.demos)
+    record["samples"] = log.samples  # Inspect's epochs (abstain eval refuses several greedy samples; a log may not)
+    if log.generation is not None:
+        record["generation"] = log.generation
+    return record
+
+
+def write_run(harness: HarnessTask, log: HarnessLog, out: str | os.PathLike[str]) -> Imported:
+    """An ``abstain eval`` run folder for ``log``'s rows (scored by the harness with abstain's scorer) at ``out``."""
+    rows = harness.in_order(log.rows)
     if not rows:
-        raise DataError(f"{source.get('log')}: no scored sample of abstain's scorer in this log")
-    config = harness.eval_config(model)
-    record = {**config.record(harness.prompts.item_set.items, harness.prompts.demos), "imported_from": source,
-              "samples_in_log": len(rows), "samples_in_task": expected}
-    record["command"] = f"abstain import {source['harness']} {source['log']}"
+        raise DataError(f"{log.source.get('log')}: no sample of an abstain task in this log")
+    unscored = [r for r in rows if outcome(r) is Outcome.UNSCORED]
+    record = {**_config(harness, log), "imported_from": log.source, "samples_in_log": len(rows),
+              "samples_in_task": len(harness.prompts.work) * log.samples,
+              "unscored": {"count": len(unscored), "no_score_in_log": log.no_score,
+                           "ids": [f"{r.id}#{r.sample}" for r in unscored[:20]]}}
+    record["command"] = f"abstain import {log.source['harness']} {log.source['log']}"
     run = RunDir(out)
     if (run.path / SCORED).exists():
         raise DataError(f"{run.path} already holds a run: choose another --out")
@@ -49,10 +120,10 @@ def write_run(harness: HarnessTask, rows: Sequence[ScoredRow], out: str | os.Pat
     from abstain.report import write_report
 
     write_report(run.path)
-    return run.path
+    return Imported(run.path, len(rows), len(unscored), log.no_score, log.generation)
 
 
-def import_inspect(log: str | os.PathLike[str], out: str | os.PathLike[str]) -> Path:
+def import_inspect(log: str | os.PathLike[str], out: str | os.PathLike[str]) -> Imported:
     """An Inspect log (``.eval`` or ``.json``) of an abstain task as a run folder."""
     try:
         from inspect_ai.log import read_eval_log
@@ -65,36 +136,71 @@ def import_inspect(log: str | os.PathLike[str], out: str | os.PathLike[str]) -> 
         eval_log = read_eval_log(str(path))
     except Exception as exc:  # noqa: BLE001 - Inspect raises many kinds for a file that is not a log
         raise DataError(f"{path}: not an Inspect log ({type(exc).__name__}: {exc})") from None
-    args = (eval_log.eval.metadata or {}).get("abstain")
+    spec = eval_log.eval
+    args = (spec.metadata or {}).get("abstain")
     if not isinstance(args, dict):
-        raise DataError(f"{path}: task {eval_log.eval.task!r} is not an abstain task (no abstain metadata)")
+        raise DataError(f"{path}: task {spec.task!r} is not an abstain task (no abstain metadata)")
     harness = HarnessTask(**{k: v for k, v in args.items() if k != "eval"})
-    rows = []
+    model = f"inspect:{spec.model}"
+    rows, no_score = [], 0
     for sample in eval_log.samples or []:
         score = (sample.scores or {}).get("abstain_scorer")
-        if score is None or not score.metadata or "row" not in score.metadata:
-            raise DataError(f"{path}: sample {sample.id!r} (epoch {sample.epoch}) has no abstain_scorer score")
-        rows.append(ScoredRow.model_validate(score.metadata["row"]))
-    source = {"harness": "inspect", "log": str(path), "task": eval_log.eval.task, "model": eval_log.eval.model,
-              "inspect_version": (eval_log.eval.packages or {}).get("inspect_ai")}
-    return write_run(harness, rows, out, f"inspect:{eval_log.eval.model}", source)
+        if score is not None and score.metadata and "row" in score.metadata:
+            rows.append(ScoredRow.model_validate(score.metadata["row"]))
+            continue
+        item = (sample.metadata or {}).get("item")
+        if not isinstance(item, dict):
+            raise DataError(f"{path}: sample {sample.id!r} (epoch {sample.epoch}) is not an abstain sample (no item)")
+        reason = "the sample has no abstain_scorer score"
+        if sample.error:
+            reason = "the sample errored: " + ((sample.error.message or "").strip().splitlines() or ["?"])[0]
+        text = sample.output.completion if sample.output else ""
+        rows.append(unscored_row(harness, Item.model_validate(item), text, reason, model, sample.epoch - 1))
+        no_score += 1
+    plan = eval_log.plan.config if eval_log.plan else None
+    config = spec.model_generate_config.merge(plan) if plan is not None else spec.model_generate_config
+    run = InspectRun(config.model_dump(mode="json", exclude_none=True), spec.model_args or {},
+                     epochs=spec.config.epochs or 1)
+    source = {"harness": "inspect", "log": str(path), "task": spec.task, "model": spec.model,
+              "inspect_version": (spec.packages or {}).get("inspect_ai")}
+    return write_run(harness, HarnessLog(rows, model, source, run.generation(), run.epochs, no_score), out)
 
 
-def import_lm_eval(samples: str | os.PathLike[str], out: str | os.PathLike[str], model: str | None = None) -> Path:
+def _lm_eval_generation(record: Mapping[str, Any], carrier: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The run's generation block: the task's (:class:`~abstain.integrations.lm_eval.task.AbstainTask`), else the
+    ``gen_kwargs`` lm-eval logged with the request (a log of older task files: chat template and demonstrations
+    not recorded)."""
+    if carrier.get("generation"):
+        return dict(carrier["generation"])
+    arguments = record.get("arguments")
+    requests = arguments.values() if isinstance(arguments, dict) else arguments or []
+    for request in requests:
+        values = request.values() if isinstance(request, dict) else request
+        kwargs = next((v for v in values if isinstance(v, dict)), None)
+        if kwargs is not None:
+            generation = LmEvalRun(kwargs, apply_chat_template=False, num_fewshot=0).generation()
+            generation["chat_template"] = None
+            generation["as_given"].update(apply_chat_template=None, num_fewshot=None, fewshot_as_multiturn=None)
+            return generation
+    return None
+
+
+def import_lm_eval(samples: str | os.PathLike[str], out: str | os.PathLike[str], model: str | None = None) -> Imported:
     """An lm-eval ``--log_samples`` file (``samples_abstain_<suite>_<protocol>_<date>.jsonl``) as a run folder;
     ``model`` defaults to the name of the folder lm-eval wrote it in (the model's, sanitized)."""
     path = Path(samples)
     if not path.exists():
         raise DataError(f"{path}: no such lm-eval samples file")
-    rows, task = [], None
+    rows, task, generation = [], None, None
     for line_no, record in read_lines(path, json.loads):
         found = next((v for v in record.values() if isinstance(v, dict) and "row" in v and "task" in v), None)
         if found is None:
             raise DataError(f"{path}:{line_no}: not a sample of an abstain task (no abstain metric values)")
-        task = task or found["task"]
+        if task is None:
+            task, generation = found["task"], _lm_eval_generation(record, found)
         rows.append(ScoredRow.model_validate(found["row"]))
     if task is None:
         raise DataError(f"{path}: empty")
     harness = HarnessTask(**json.loads(task))
     source = {"harness": "lm-eval", "log": str(path)}
-    return write_run(harness, rows, out, f"lm-eval:{model or path.parent.name}", source)
+    return write_run(harness, HarnessLog(rows, f"lm-eval:{model or path.parent.name}", source, generation), out)

@@ -1,13 +1,19 @@
 """Discrimination the numeral-count shortcut cannot explain, and the shortcut's own score on the same items.
 
-``r1.discrimination_within_count``: the rows are split into the numeral-count bins of
-:data:`abstain.cues.COUNT_BINS` (<= 2, 3-4, >= 5 numbers in the question); in every bin that holds both
+``r1.discrimination_within_count``: the rows are split by the exact number of numerals their question states
+(:func:`abstain.cues.count_bin`: one bin per count, 0, 1, 2, 3, 4, 5, ...); in every bin that holds both
 labels, U-Ref - A-FU of that bin (refusal = a boxed abstention, :func:`abstain.outcomes.is_refusal`, as
 ``r1.u_ref``); the bins averaged with weights min(n_answerable, n_unanswerable) of the bin (items, not
-samples); undefined when no bin holds both labels. A model that refuses by how many numbers a question states
-scores ~0 here however well its plain discrimination looks. ``ua.du_discrimination_within_count`` is the same
-with P(DATA_UNCERTAIN | label) in place of the refusal rates (:func:`abstain.metrics.ua.du_discrimination_metrics`). Its CI is a bootstrap stratified by bin
-(each bin's items resampled within the bin, the weights fixed), like the per-dataset macro averages.
+samples); undefined when no bin holds both labels. Every rule "refuse iff the question states <= k numbers"
+refuses all of a bin or none of it, so it scores exactly 0 here, for any k, however good its plain
+discrimination looks. ``ua.du_discrimination_within_count`` is the same with P(DATA_UNCERTAIN | label) in
+place of the refusal rates (:func:`abstain.metrics.ua.du_discrimination_metrics`). Its CI is a bootstrap
+stratified by bin (each bin's items resampled within the bin, the weights fixed), like the per-dataset macro
+averages.
+
+(Before issue 36 the bins were <= 2, 3-4 and >= 5 numerals: a count rule with its threshold inside a bin,
+"refuse iff <= 1 numeral", earned credit there. Numbers measured with those bins say so where they are
+quoted.)
 
 ``cue.*``: what the shortcut itself reaches on these items, from the questions and labels alone (no
 response is read) — ``cue.le2_discrimination`` ("refuse iff <= 2 numerals"), ``cue.best_discrimination`` and
@@ -16,17 +22,20 @@ response is read) — ``cue.le2_discrimination`` ("refuse iff <= 2 numerals"), `
 is beaten by a one-line rule.
 
 Example:
+    >>> from abstain.cues import numeral_count
     >>> from abstain.schema import ScoredRow
     >>> def row(i, q, label, refused):
     ...     return ScoredRow(id=str(i), question=q, answers=[] if label == "unanswerable" else ["1"], label=label,
     ...                      response="", model="m", pred="DATA_UNCERTAIN" if refused else "ANSWER",
     ...                      answer=None if refused else "1", format_ok=True, correct=None if refused else False)
     >>> rows = [row(0, "1 and 2?", "unanswerable", True), row(1, "3 and 4?", "answerable", True),
-    ...         row(2, "1, 2, 3 and 4?", "unanswerable", True), row(3, "5, 6, 7 and 8?", "answerable", False)]
-    >>> within_count_point(rows)      # bin <=2: 1 - 1 = 0; bin 3-4: 1 - 0 = 1; weights 1 and 1
+    ...         row(2, "1, 2 and 3?", "unanswerable", True), row(3, "5, 6 and 7?", "answerable", False),
+    ...         row(4, "1, 2, 3 and 4?", "answerable", False)]
+    >>> within_count_point(rows)      # 2 numerals: 1 - 1 = 0; 3: 1 - 0 = 1; 4: one label only; weights 1, 1
     0.5
-    >>> cue_baselines(rows)["cue.le2_discrimination"]
-    0.0
+    >>> rule = [row(r.id, r.question, r.label, numeral_count(r.question) <= 2) for r in rows]  # refuse iff <= 2
+    >>> within_count_point(rule), cue_baselines(rows)["cue.le2_discrimination"]   # plain: 1/2 - 1/3
+    (0.0, 0.1667)
 """
 
 from __future__ import annotations
@@ -36,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from abstain.cues import COUNT_BINS, AuditConfig, count_bin, numeral_count, shortcut_baselines
+from abstain.cues import AuditConfig, count_bin, numeral_count, shortcut_baselines
 from abstain.metrics.counts import Counts
 from abstain.metrics.r1 import r1_refusal_metrics
 from abstain.metrics.ua import du_discrimination_metrics
@@ -51,10 +60,13 @@ WITHIN_COUNT_KEYS = {R1_WITHIN: "w", DU_WITHIN: "wdu"}
 
 
 def _bins(rows: Sequence[ScoredRow]) -> list[tuple[list[ScoredRow], float]]:
-    """(rows of the bin, weight) for every bin holding both labels; weight = min(items per label)."""
+    """(rows of the bin, weight) for every bin holding both labels, by numeral count; weight = min(items per
+    label)."""
+    groups: dict[int, list[ScoredRow]] = {}
+    for r in rows:
+        groups.setdefault(count_bin(numeral_count(r.question)), []).append(r)
     out = []
-    for name, _, _ in COUNT_BINS:
-        group = [r for r in rows if count_bin(numeral_count(r.question)) == name]
+    for _, group in sorted(groups.items()):
         n_a = len({r.id for r in group if r.label == "answerable"})
         n_u = len({r.id for r in group if r.label == "unanswerable"})
         if n_a and n_u:

@@ -6,6 +6,7 @@ Example:
     True
 """
 
+from abstain.report.generation import generation_differences, generation_settings
 from abstain.report.plots import PLOTS, behavior_plot, f1_plot, refusal_accuracy_plot
 from abstain.report.render import write_compare, write_report
 from abstain.report.summary import outcome_label, run_metrics
@@ -20,6 +21,8 @@ __all__ = [
     "behavior_plot",
     "columns",
     "f1_plot",
+    "generation_differences",
+    "generation_settings",
     "load_run",
     "metric_table",
     "outcome_label",

@@ -3,8 +3,9 @@
 ``write_report(run_dir)`` renders one run's ``report.md`` / ``report.html`` from its ``config.json`` and
 ``metrics.json``; ``write_compare([dir1, dir2, ...], out)`` renders ``compare.md`` / ``compare.html``
 with the runs side by side and deltas against the first, and the paired CI of each delta from the runs'
-``scored.jsonl`` (:mod:`abstain.report.paired`). Both are pure functions of those files,
-so ``abstain report DIR`` can re-render a run at any time.
+``scored.jsonl`` (:mod:`abstain.report.paired`); runs that generated with different settings are flagged at the
+top, each setting with every run's value (:mod:`abstain.report.generation`). Both are pure functions of those
+files, so ``abstain report DIR`` can re-render a run at any time.
 
 Example::
 
@@ -21,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from abstain.judges.options import JudgeConfig
+from abstain.report.generation import generation_differences
 from abstain.report.paired import paired_table
 from abstain.report.plots import PLOTS
 from abstain.report.tables import Cell, RunView, Table, columns, load_run, report_tables
@@ -37,8 +39,11 @@ th,td{border:1px solid #ddd;padding:0.3rem 0.6rem;text-align:right;white-space:n
 thead th{background:#f3f3f3}thead th:first-child,tbody th{text-align:left}tbody th{font-weight:500}
 .ci{color:#777;font-size:0.8em}.delta{font-size:0.8em;font-weight:600}.up{color:#2e7d32}.down{color:#c62828}
 .caption{color:#555;font-size:0.9rem}img{max-width:100%;border:1px solid #eee;margin:0.5rem 0}
-code{background:#f6f6f6;padding:0.1rem 0.3rem}
+code{background:#f6f6f6;padding:0.1rem 0.3rem}.warn{color:#b45309}
 """
+#: the heading of a comparison's list of generation settings the runs differ in
+DIFFER = ("Generation settings differ: the runs did not generate alike, so their differences mix the models with "
+          "these settings")
 
 
 def _judge_rows(runs: Sequence[RunView]) -> list[tuple[str, list[Cell]]]:
@@ -102,9 +107,12 @@ def _render(runs: Sequence[RunView], out: Path, stem: str, title: str) -> tuple[
         tables.append(paired)
     images = _plots(runs, out)
     commands = [r.config.get("command") for r in runs if r.config.get("command")]
+    differ = generation_differences([(r.label, r.config) for r in runs]) if len(runs) > 1 else []
 
     md = [f"# {title}", ""]
     md += [f"Reproduce: `{c}`" for c in commands] + [""]
+    if differ:
+        md += [f"**{DIFFER}**", ""] + [f"- {d}" for d in differ] + [""]
     md.append("Values are fractions with bootstrap 95% CIs in brackets (items resampled); Δ is the "
               "difference to the first run. Metric definitions: docs/metrics.md in the abstain repository.\n")
     md.append("## Plots\n")
@@ -123,6 +131,9 @@ def _render(runs: Sequence[RunView], out: Path, stem: str, title: str) -> tuple[
     body = "".join(f"<h2>{html.escape(section)}</h2>" + "".join(t.html() for t in group)
                    for section, group in _sections(tables))
     reproduce = "".join(f"<p>Reproduce: <code>{html.escape(c)}</code></p>" for c in commands)
+    if differ:
+        reproduce += (f"<p class=\"warn\"><strong>{html.escape(DIFFER)}</strong></p><ul class=\"warn\">"
+                      + "".join(f"<li>{html.escape(d)}</li>" for d in differ) + "</ul>")
     page = (
         f"<!doctype html><html><head><meta charset=\"utf-8\"><title>{html.escape(title)}</title>"
         f"<style>{CSS}</style></head><body><h1>{html.escape(title)}</h1>{reproduce}"

@@ -66,8 +66,9 @@ SHORTCUT_KEYS = ("r1.discrimination", "r1.discrimination_within_count", "ua.du_d
                  "ua.du_discrimination_within_count", "cue.le2_discrimination", "cue.best_discrimination",
                  "cue.best_threshold", "cue.number_count_auc")
 SHORTCUT_CAPTION = ("discrimination = U-Ref - A-FU; du_discrimination = P(DATA_UNCERTAIN | unanswerable) - "
-                    "P(DATA_UNCERTAIN | answerable); within_count = each inside bins of <= 2, 3-4, >= 5 numbers "
-                    "in the question, averaged (weights min(n_A, n_U)); cue.* = the rule \"refuse iff the question "
+                    "P(DATA_UNCERTAIN | answerable); within_count = each among the questions that state the same "
+                    "number of numerals (one bin per count), averaged (weights min(n_A, n_U)): 0 for any rule "
+                    "\"refuse iff <= k numbers\"; cue.* = the rule \"refuse iff the question "
                     "states <= 2 numbers\" and the best such threshold on these items (no model: a shortcut "
                     "baseline), and how well the numeral count alone separates the labels (AUC)")
 COUNT_KEYS = ("n.answerable", "n.unanswerable", "n.format_errors", "n.judge_errors")
@@ -316,7 +317,8 @@ def report_tables(runs: Sequence[RunView]) -> list[Table]:
             ("r1.discrimination", "Discrimination U-Ref - A-FU per dataset (r1.discrimination)",
              "datasets with both labels"),
             ("r1.discrimination_within_count", "Discrimination within numeral-count bins per dataset (r1.discrimination_within_count)",
-             "U-Ref - A-FU inside numeral-count bins, averaged: what the count of numbers cannot explain"),
+             "U-Ref - A-FU among questions with the same numeral count, averaged: what the count of numbers "
+             "cannot explain"),
             ("ua.du_discrimination", "DATA_UNCERTAIN discrimination per dataset (ua.du_discrimination)",
              "P(DATA_UNCERTAIN | unanswerable) - P(DATA_UNCERTAIN | answerable): saying a premise is missing "
              "only when one is (the attribution protocol)"),

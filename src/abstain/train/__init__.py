@@ -26,18 +26,18 @@ if "torch" not in sys.modules:
     os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 _LAZY = {
-    **{name: "abstain.train.advantages" for name in (
+    **{name: "abstain.train.rewards.advantages" for name in (
         "AdvantageConfig", "advantages_by_uid", "advantages_grouped", "combine_rewards", "coupled_rewards",
         "group_advantages", "group_success_rates", "tiar_bonus",
     )},
-    **{name: "abstain.train.rewards" for name in (
+    **{name: "abstain.train.rewards.presets" for name in (
         "PRESETS", "RewardConfig", "RewardFunction", "RewardResult", "make_reward", "score_one",
     )},
     **{name: "abstain.train.recipe" for name in (
         "DPORecipe", "GRPORecipe", "PipelineRecipe", "SFTRecipe", "load_recipe", "shipped_recipes",
     )},
-    "TrainResult": "abstain.train.runner",
-    "train": "abstain.train.trainers",
+    "TrainResult": "abstain.train.trainers.runner",
+    "train": "abstain.train.trainers.entry",
 }
 
 __all__ = sorted(_LAZY)

@@ -27,12 +27,12 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from abstain.judges.options import JudgeConfig
 from abstain.protocols import PROTOCOLS
-from abstain.schema import DataError, Item, read_jsonl
-from abstain.synth.seeds import check_seed
+from abstain.schema import DataError
+from abstain.train.data.spec import STRICT, DataSpec, SynthSpec, UMWPSpec
 
 __all__ = [
     "DPORecipe",
@@ -52,153 +52,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-_STRICT = ConfigDict(extra="forbid", frozen=True)
-
-
-class SynthSpec(BaseModel):
-    """Certified synthetic problems drawn for training (never with the held-out seed or its questions)."""
-
-    model_config = _STRICT
-    n: int = Field(ge=1, description="problems to draw")
-    seed: int = Field(description="synthesis seed (the held-out benchmark's seed is refused)")
-    unanswerable_ratio: float = Field(default=0.3, ge=0, le=1, description="share of missing-premise twins")
-    hard_ratio: float = Field(default=0.0, ge=0, le=1, description="share of hard (model-uncertainty) items")
-    pair_twins: bool = Field(default=False, description="each twin's answerable original goes in too")
-    cue_match: bool = Field(default=True, description="twins keep their original's numeral count, vague words and "
-                            "length (+-10%): no surface shortcut to the label (abstain cues)")
-    match_hard: bool = Field(default=True, description="with cue_match and hard items: some twins are drawn at the hard "
-                             "items' depths, so 'many numbers' is no sign of answerable (abstain.train.mix)")
-    depths: tuple[int, ...] = Field(default=(2, 3, 4), description="solution-path depths, round robin (2: easiest)")
-
-    @field_validator("seed")
-    @classmethod
-    def _not_heldout(cls, seed: int) -> int:
-        check_seed(seed)
-        return seed
-
-
-class UMWPSpec(BaseModel):
-    """Real-text pairs from UMWP, minus every evaluation item and near-duplicate (:mod:`abstain.data.real_text`)."""
-
-    model_config = _STRICT
-    n: int | None = Field(default=None, ge=1, description="pairs to draw (each: an answerable problem and its "
-                          "unanswerable twin); null: all that are left")
-    seed: int = Field(default=0, description="draw seed")
-    perturbations: list[str] | None = Field(default=None, description="keep only twins of these UMWP categories "
-                                            "(missing_key_info, ambiguous_key_info, ...)")
-
-
-class DataSpec(BaseModel):
-    """Where the training items come from: one of ``suite``, ``file`` or ``synth`` — or ``synth`` and ``umwp``
-    together (certified synthesis and real-text pairs, in the ratio of their sizes)."""
-
-    model_config = _STRICT
-    suite: str | None = Field(default=None, description="a suite of `abstain eval` without held-out items "
-                              "(not `heldout`, `transfer`, `quick` ...)")
-    file: str | None = Field(default=None, description="a JSONL file of items (interchange format)")
-    synth: SynthSpec | None = Field(default=None, description="certified synthesis")
-    umwp: UMWPSpec | None = Field(default=None, description="real-text UMWP pairs (alone or with synth)")
-    limit: int | None = Field(default=None, ge=1, description="a balanced subset of this many items")
-    seed: int = Field(default=0, description="seed of the subset")
-    probe: str | None = Field(default=None, description="problems matched to the policy: a probe of it on these "
-                              "items (`abstain probe`: probe.jsonl or its folder); only problems whose answerable "
-                              "original has p_range[0] < p-hat < p_range[1] are kept, each twin with its original")
-    p_range: tuple[float, float] | None = Field(default=(0.0, 1.0), description="open interval of p-hat to keep "
-                                                "(probe); null: keep every problem, its p-hat recorded (what "
-                                                "rl_ua reads: p-hat 0 is 'beyond me')")
-
-    @model_validator(mode="after")
-    def _one_source(self) -> DataSpec:
-        given = [name for name in ("suite", "file", "synth", "umwp") if getattr(self, name) is not None]
-        if not given or (len(given) > 1 and set(given) != {"synth", "umwp"}):
-            raise ValueError(f"give one of suite, file, synth or umwp, or synth and umwp together (got {given or 'none'})")
-        if self.suite == "heldout":
-            raise ValueError("the held-out benchmark is for evaluation only; train on a synth spec or a file")
-        if self.suite == "transfer":
-            raise ValueError("the transfer suite is held-out evaluation data (out of distribution: never used for "
-                             "training or tuning); train on a synth spec or a file")
-        if self.suite in ("mip-gsm8k-val", "abstain-test-sum"):
-            raise ValueError(f"the {self.suite} suite is held-out evaluation data (validation or a final table); "
-                             "train on a synth spec, umwp or a file")
-        return self
-
-    def load(self) -> list[Item]:
-        """The items (a relative ``file`` was resolved against the recipe's folder when it was loaded).
-
-        Held-out questions are refused whatever the source (:mod:`abstain.data.heldout_guard`).
-        """
-        from abstain.data.heldout_guard import check_not_heldout
-        from abstain.data.suites import load_suite, select_items
-
-        if self.synth is not None or self.umwp is not None:
-            items, parts = [], []
-            if self.synth is not None:
-                from abstain.train.mix import MixConfig, training_items
-
-                items += training_items(MixConfig(
-                    n=self.synth.n, seed=self.synth.seed, hard_ratio=self.synth.hard_ratio,
-                    unanswerable_ratio=self.synth.unanswerable_ratio, pair_twins=self.synth.pair_twins,
-                    cue_match=self.synth.cue_match, match_hard=self.synth.match_hard, depths=self.synth.depths))
-                parts.append(f"synth (seed {self.synth.seed})")
-            if self.umwp is not None:
-                from abstain.data.real_text import umwp_pairs
-
-                pairs, report = umwp_pairs(self.umwp.n, self.umwp.seed, self.umwp.perturbations)
-                log.info("training data: %s", report.summary())
-                items += pairs
-                parts.append(f"umwp (seed {self.umwp.seed})")
-            source = " + ".join(parts)
-        elif self.suite is not None:
-            items = load_suite(self.suite).items
-            source = f"suite {self.suite!r}"
-        else:
-            path = Path(os.path.expanduser(self.file or ""))
-            items = read_jsonl(path, Item)
-            source = str(path)
-        if self.probe is not None:
-            items = matched_to_policy(items, self.probe, self.p_range, source)
-        items = select_items(items, self.limit, self.seed) if self.limit else list(items)
-        check_not_heldout(items, source)
-        return items
-
-
-def _original_key(item: Item) -> str:
-    """The id of the answerable problem an item belongs to: its pair's original, or itself."""
-    extra = item.model_extra or {}
-    pair = extra.get("pair_id") or item.meta.get("pair_id")
-    return f"pair:{pair}" if pair else f"id:{item.id}"
-
-
-def matched_to_policy(items: list[Item], probe: str, p_range: tuple[float, float] | None, source: str) -> list[Item]:
-    """The items whose problem the policy sometimes solves: its answerable original has low < p-hat < high in
-    the probe (twins follow their original); each kept item's ``meta.p_hat`` is its original's p-hat.
-    ``p_range=None`` keeps every problem with its p-hat (``rl_ua`` reads p-hat 0 as "beyond me").
-
-    Every problem must have its answerable original in the probe: a missing one is an error naming the item.
-    """
-    from abstain.probe import read_probe
-
-    if p_range is not None and not 0 <= p_range[0] < p_range[1] <= 1:
-        raise ValueError(f"data.p_range must satisfy 0 <= low < high <= 1, got {p_range}")
-    p_hat: dict[str, float | None] = {}
-    for row in read_probe(probe):
-        if row.label == "answerable":
-            p_hat[_original_key(row)] = row.p_hat
-            p_hat[f"id:{row.id}"] = row.p_hat
-    kept = []
-    for item in items:
-        key = _original_key(item) if item.label == "unanswerable" else f"id:{item.id}"
-        if key not in p_hat:
-            raise DataError(f"{source}: item {item.id!r}: its answerable original is not in the probe {probe} "
-                            "(probe the answerable items of these problems with `abstain probe`; a cue-matched mix's deep twins "
-                            "come without their originals: data.synth.match_hard=false)")
-        value = p_hat[key]
-        if p_range is None or (value is not None and p_range[0] < value < p_range[1]):
-            # a problem whose every sample went unjudged has no p-hat to record
-            kept.append(item if value is None else item.model_copy(update={"meta": {**item.meta, "p_hat": value}}))
-    if not kept and p_range is not None:
-        raise DataError(f"{source}: no problem has {p_range[0]} < p-hat < {p_range[1]} in the probe {probe}")
-    return kept
+_STRICT = STRICT  # one strictness for every section
 
 
 class LoraSpec(BaseModel):
@@ -236,7 +90,7 @@ class Recipe(BaseModel):
     lr_scheduler: str = Field(default="linear", description="transformers scheduler name")
     warmup_ratio: float = Field(default=0.0, ge=0, lt=1)
     batch_size: int = Field(ge=1, description="the global batch: rows per optimizer step over all processes (GRPO: "
-                            "completions; SFT / DPO: examples), split over the processes (abstain.train.distributed)")
+                            "completions; SFT / DPO: examples), split over the processes (abstain.train.trainers.distributed)")
     micro_batch_size: int | None = Field(default=None, ge=1, description="rows per process per forward pass: the "
                                          "gradient accumulation follows (default: batch_size / processes)")
     gradient_accumulation_steps: int = Field(default=1, ge=1, description="forward passes per optimizer step "
@@ -251,6 +105,17 @@ class Recipe(BaseModel):
     threads: int = Field(default=2, ge=1, description="torch CPU threads of the machine (N processes on it: "
                          "threads // N each)")
     trl: dict[str, Any] = Field(default_factory=dict, description="any other field of the TRL config, as is")
+    allow_eval_suites: list[str] = Field(default_factory=list, description="suites this run may train on although "
+                                         "abstain keeps every evaluation suite out of training (abstain.data.guard): "
+                                         "their names, or all; recorded in config.json")
+
+    @field_validator("allow_eval_suites")
+    @classmethod
+    def _known_suites(cls, names: list[str]) -> list[str]:
+        from abstain.data.guard import allowed_suites
+
+        allowed_suites(names)
+        return names
 
     @field_validator("protocol")
     @classmethod
@@ -265,6 +130,15 @@ class Recipe(BaseModel):
             raise ValueError("give exactly one of steps or epochs")
         if self.adapter is not None and self.lora is not None:
             raise ValueError("give lora (a new adapter) or adapter (continue one), not both")
+        from abstain.data.guard import allowed_suites
+
+        allowed = allowed_suites(self.allow_eval_suites)
+        for where in ("data", "validation"):
+            spec = getattr(self, where, None)
+            if spec is not None and spec.suite is not None and spec.suite not in allowed:
+                raise ValueError(f"{where}.suite {spec.suite!r} is an evaluation suite abstain keeps out of training "
+                                 f"(abstain.data.guard); train on a synth spec, umwp or a file, or opt in with "
+                                 f"allow_eval_suites: [{spec.suite}]")
         split = sorted({"per_device_train_batch_size", "gradient_accumulation_steps"} & set(self.trl))
         if split:
             raise ValueError(f"trl: {', '.join(split)} is abstain's to set: give the global batch_size, and "
@@ -292,13 +166,13 @@ class GRPORecipe(Recipe):
     scale_rewards: Literal["group", "batch", "none"] = "group"
     rollout: Literal["transformers", "vllm"] = Field(default="transformers", description="who samples the "
                                                      "completions: TRL's generate, or vLLM fed the policy's weights "
-                                                     "every step (abstain.train.rollout)")
+                                                     "every step (abstain.train.trainers.rollout)")
     dynamic_sampling: bool = Field(default=False, description="DAPO-style: drop from the loss every group whose "
                                    "completions all got the same reward (no learning signal, only dilution)")
 
     @model_validator(mode="after")
     def _check_reward(self) -> GRPORecipe:
-        from abstain.train.rewards import make_reward
+        from abstain.train.rewards.presets import make_reward
 
         if self.data is None:
             raise ValueError("a GRPO recipe needs data (a suite, a file or a synth spec)")
@@ -312,7 +186,7 @@ class GRPORecipe(Recipe):
         """The judge of the reward: the rule judge with the preset's settings, then the recipe's ``judge``."""
         from dataclasses import replace
 
-        from abstain.train.rewards import preset_judge
+        from abstain.train.rewards.presets import preset_judge
 
         try:
             return replace(preset_judge(self.reward), **self.judge)
@@ -323,7 +197,7 @@ class GRPORecipe(Recipe):
 class SFTRecipe(Recipe):
     """``abstain train sft``: supervised fine-tuning on prompt/completion data, completion-only loss.
 
-    The rows come from ``data`` (items whose verifiable targets :mod:`abstain.train.sft_data` builds and
+    The rows come from ``data`` (items whose verifiable targets :mod:`abstain.train.data.sft_data` builds and
     self-checks, with ``targets`` settings) or from ``sft_file`` (rows made by ``abstain sft-data``,
     ``abstain probe-data`` …).
     """
@@ -343,8 +217,8 @@ class SFTRecipe(Recipe):
         return self
 
     def sft_config(self) -> Any:
-        from abstain.train.sft_data import SFTConfig, parse_aca_mix
-        from abstain.train.targets.build import TargetConfig
+        from abstain.train.data.sft_data import SFTConfig, parse_aca_mix
+        from abstain.train.data.targets.build import TargetConfig
 
         options = dict(self.targets)
         extra: dict[str, Any] = {}

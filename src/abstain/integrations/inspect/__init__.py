@@ -8,6 +8,13 @@ CIs. Importing this package imports Inspect; the rest of abstain never does.
 """
 
 from abstain.integrations.inspect.scorer import abstain_metrics, abstain_scorer
-from abstain.integrations.inspect.tasks import abstain_eval, abstain_test_sum, abstentionbench_lite, ua_bench
+from abstain.integrations.inspect.tasks import (
+    abstain_eval,
+    abstain_test_sum,
+    abstentionbench_lite,
+    check_generation,
+    ua_bench,
+)
 
-__all__ = ["abstain_eval", "abstain_metrics", "abstain_scorer", "abstain_test_sum", "abstentionbench_lite", "ua_bench"]
+__all__ = ["abstain_eval", "abstain_metrics", "abstain_scorer", "abstain_test_sum", "abstentionbench_lite",
+           "check_generation", "ua_bench"]

@@ -11,10 +11,13 @@ model's arguments to the dataset loader, and ``seed`` is one of them).
   the ``demos`` split, asked as earlier turns (lm-eval renders one list of demonstrations per task, so the
   items must come from one benchmark; abstain and Inspect draw them per benchmark).
 * :func:`process_results`: scores the response with the task's judge (a judge error stays on the row,
-  counted as ``unscored``) and hands every metric the scored row.
+  counted as ``unscored``). The first metric's value carries the scored row and the run's ``generation`` block
+  (:mod:`abstain.integrations.lm_eval.task` passes it); every other metric's value only names the row, so a
+  ``--log_samples`` line holds the row once.
 * :func:`aggregate`: every metric of the protocol from the rows put back in item order — ``abstain eval``'s
   metrics over the task's items (pooled, not a mean of per-item numbers), CIs as ``<name>_ci_lo`` /
-  ``<name>_ci_hi``; a metric a run leaves undefined is NaN.
+  ``<name>_ci_hi``; a metric a run leaves undefined is NaN. lm-eval aggregates a task's metrics in the order
+  ``process_results`` returned them, so the first (the rows) computes them all, and the others read its result.
 
 Example (no lm-eval needed: the documents of a task)::
 
@@ -92,29 +95,39 @@ def _judge(task: str) -> Judge:
     return _harness(task).build_judge()
 
 
-def process_results(doc: Mapping[str, Any], results: list[str]) -> dict[str, Any]:
-    """Score one response as ``abstain eval`` does; every metric of the protocol receives the scored row."""
+def process_results(doc: Mapping[str, Any], results: list[str],
+                    generation: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Score one response as ``abstain eval`` does. The first metric of the protocol receives the scored row (and
+    ``generation``: what the run sent, see :class:`abstain.integrations.generation.LmEvalRun`); the others the
+    row's key only."""
     from abstain.integrations.lm_eval.task_yamls import metric_names
 
     harness = _harness(doc["task"])
     row = harness.score([Item.model_validate_json(doc["item"])], [results[0] if results else ""],
                         judge=_judge(doc["task"]), model="lm-eval")[0]
-    compact = row.model_dump(mode="json")
-    return {name: {"metric": name, "task": doc["task"], "row": compact} for name in metric_names(harness.protocol)}
+    first, *others = metric_names(harness.protocol)
+    carrier = {"metric": first, "task": doc["task"], "row": row.model_dump(mode="json"),
+               "generation": dict(generation) if generation is not None else None}
+    return {first: carrier, **{name: {"metric": name, "id": row.id, "sample": row.sample} for name in others}}
 
 
 _LAST: dict[str, Any] = {}
 
 
 def aggregate(items: list[Mapping[str, Any]]) -> float:
-    """One metric (named in the items) of the task, over all its scored rows in item order (computed once for
-    all the task's metrics)."""
+    """One metric (named in the items) of the task, over all its scored rows in item order: the first metric
+    (its items hold the rows) computes every metric of the task, the others read that result."""
     if not items:
         return math.nan
-    task = items[0]["task"]
-    key = json.dumps([task, [(i["row"]["id"], i["row"]["sample"], i["row"]["response"]) for i in items]])
-    if _LAST.get("key") != key:
-        rows = [ScoredRow.model_validate(i["row"]) for i in items]
-        _LAST.update(key=key, metrics=_harness(task).metrics(rows))
-    value = _LAST["metrics"].get(items[0]["metric"])
+    metric = items[0]["metric"]
+    if "row" in items[0]:
+        task = items[0]["task"]
+        key = json.dumps([task, [(i["row"]["id"], i["row"]["sample"], i["row"]["response"]) for i in items]])
+        if _LAST.get("key") != key:
+            rows = [ScoredRow.model_validate(i["row"]) for i in items]
+            _LAST.update(key=key, rows=[(r.id, r.sample) for r in rows], metrics=_harness(task).metrics(rows))
+    elif _LAST.get("rows") != [(i["id"], i["sample"]) for i in items]:
+        raise DataError(f"lm-eval aggregated {metric} before the metric that holds the scored rows "
+                        "(abstain's tasks rely on lm-eval aggregating in the order process_results returns)")
+    value = _LAST["metrics"].get(metric)
     return math.nan if value is None else float(value)

@@ -7,7 +7,7 @@ does *not* pass ``norm_adv_by_std_in_grpo``: it is read from ``config``, as veRL
 is the strength: ``config.get("tiar_lambda", 1.0)`` (set it with ``+algorithm.tiar_lambda=0.5``;
 ``+algorithm.tiar_coupled_decimals=3`` gives the TIAR authors' ``round(1 - 2p, 3)``).
 
-The math is :func:`abstain.train.advantages.advantages_by_uid`, the code the TRL trainer runs, with veRL's
+The math is :func:`abstain.train.rewards.advantages.advantages_by_uid`, the code the TRL trainer runs, with veRL's
 ``grpo`` conventions (``flavor="verl"``: ``epsilon=1e-6``, a group of one row has mean 0 and std 1, the std is
 ``torch.std``'s). With ``tiar_lambda=0``, ``tiar`` gives veRL's ``grpo`` advantages bit for bit.
 
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from abstain.train.advantages import AdvantageConfig, advantages_by_uid, ternary_outcomes
+from abstain.train.rewards.advantages import AdvantageConfig, advantages_by_uid, ternary_outcomes
 
 __all__ = ["ESTIMATORS", "compute_tiar_coupled_outcome_advantage", "compute_tiar_outcome_advantage", "register"]
 

@@ -27,7 +27,7 @@ what ``ternary`` gives an abstention, so TIAR counts such a response as one); wi
 you may set ``unscored_score=nan`` instead, which they treat as TRL treats a ``None``: left out of the
 group's statistics, advantage 0 (veRL's logged reward means then show NaN).
 
-The preset is :func:`abstain.train.rewards.make_reward` — the very function the TRL trainer uses — built
+The preset is :func:`abstain.train.rewards.presets.make_reward` — the very function the TRL trainer uses — built
 once per process for each (preset, preset_kwargs).
 
 Example:
@@ -43,7 +43,7 @@ from functools import lru_cache
 from typing import Any
 
 from abstain.integrations.verl.dataset import item_from_verl
-from abstain.train.rewards import RewardFunction, make_reward, score_one
+from abstain.train.rewards.presets import RewardFunction, make_reward, score_one
 
 __all__ = ["RESULT_KEYS", "compute_score"]
 
