@@ -1,7 +1,8 @@
 """Whether runs generated alike: the generation settings a comparison flags when they differ.
 
-A run's settings come from its ``config.json``: ``max_tokens``, ``temperature``, ``top_p`` and ``samples`` (an
-``abstain eval`` run's flags, or what an imported harness run actually used), and an imported run's
+A run's settings come from its ``config.json``: ``max_tokens``, ``temperature``, ``top_p``, ``samples`` and the
+demonstrations in each prompt, ``shots`` and ``shots_unanswerable`` (an ``abstain eval`` run's flags, or what an
+imported harness run actually used: lm-eval's ``--num_fewshot``), and an imported run's
 ``generation`` block (:mod:`abstain.integrations.generation`): its stop strings, whether the chat template
 rendered the messages, and any other decoding setting the harness sent (``top_k``, ``seed`` ...). An ``abstain
 eval`` run has no stop strings and always sends chat messages. :func:`generation_differences` names each setting
@@ -15,6 +16,8 @@ Example:
     5
     >>> generation_differences([("base", a), ("inspect", b)])
     ['max_tokens: base 512, inspect 32', 'top_k: base unset, inspect 5']
+    >>> generation_differences([("zero-shot", a), ("two-shot", {**a, "shots": 2})])
+    ['shots: zero-shot 0, two-shot 2']
 """
 
 from __future__ import annotations
@@ -25,14 +28,15 @@ from typing import Any
 __all__ = ["generation_differences", "generation_settings"]
 
 #: the settings every run has, with ``abstain eval``'s defaults for a config that predates one
-DEFAULTS: dict[str, Any] = {"max_tokens": 512, "temperature": 0.0, "top_p": 1.0, "samples": 1, "stop": [],
-                            "chat_template": True}
+DEFAULTS: dict[str, Any] = {"max_tokens": 512, "temperature": 0.0, "top_p": 1.0, "samples": 1, "shots": 0,
+                            "shots_unanswerable": 0, "stop": [], "chat_template": True}
 
 
 def generation_settings(config: Mapping[str, Any]) -> dict[str, Any]:
     """A run's generation settings from its ``config.json`` (the fixed ones first, then the harness's others)."""
     block = config.get("generation") or {}
-    out = {name: config.get(name, DEFAULTS[name]) for name in ("max_tokens", "temperature", "top_p", "samples")}
+    out = {name: config.get(name, DEFAULTS[name]) if config.get(name) is not None else DEFAULTS[name]
+           for name in ("max_tokens", "temperature", "top_p", "samples", "shots", "shots_unanswerable")}
     out["stop"] = list(block.get("stop") or [])
     out["chat_template"] = block.get("chat_template", True)
     out.update(block.get("settings") or {})
