@@ -107,11 +107,6 @@ class Suite:
     def research_only(self) -> bool:
         return any("research only" in BENCHMARK_LICENSES[b] for b in self.benchmarks)
 
-    def items(self) -> list[Item]:
-        """Its items, in order."""
-        candidates = self.candidates()
-        return candidates if self.draw is None else self.draw(candidates)
-
 
 def _benchmarks(*names: str) -> Callable[[], list[Item]]:
     return lambda: dedupe([i for b in names for i in load_benchmark(b)])

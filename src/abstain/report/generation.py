@@ -35,7 +35,7 @@ DEFAULTS: dict[str, Any] = {"max_tokens": 512, "temperature": 0.0, "top_p": 1.0,
 def generation_settings(config: Mapping[str, Any]) -> dict[str, Any]:
     """A run's generation settings from its ``config.json`` (the fixed ones first, then the harness's others)."""
     block = config.get("generation") or {}
-    out = {name: config.get(name, DEFAULTS[name]) if config.get(name) is not None else DEFAULTS[name]
+    out = {name: DEFAULTS[name] if config.get(name) is None else config[name]
            for name in ("max_tokens", "temperature", "top_p", "samples", "shots", "shots_unanswerable")}
     out["stop"] = list(block.get("stop") or [])
     out["chat_template"] = block.get("chat_template", True)
