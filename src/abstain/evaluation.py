@@ -2,7 +2,8 @@
 
 The work is the list of prompts (protocol-major: every item under the first protocol, then the next),
 cut into fixed chunks of ``batch_size``. A chunk is generated whole and its rows appended to
-``responses.jsonl``; a rerun skips finished chunks and regenerates a chunk that was cut short *as a whole*,
+``responses.jsonl`` (a backend that streams chunks, vLLM or a server, is handed every chunk left at once and gives
+each back when it is done, so the engine stays full while the chunks stay the resume points); a rerun skips finished chunks and regenerates a chunk that was cut short *as a whole*,
 so every prompt is generated in the same batch as in an uninterrupted run (backends that pad batches are
 then bit-for-bit reproducible too) and only its missing rows are written. Scoring resumes the same way.
 A finished run stores both files in canonical order and writes ``metrics.json`` from rows in that order,
@@ -21,7 +22,7 @@ import json
 import logging
 import os
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -91,7 +92,8 @@ class EvalConfig:
     judge: JudgeConfig = field(default_factory=JudgeConfig, metadata={"help": "the judge (recorded in full)"})
     judge_base_url: str | None = field(default=None, metadata={"help": "OpenAI-compatible server of the LLM judge"})
     limit: int | None = field(default=None, metadata={"help": "balanced subset of this many items"})
-    batch_size: int = field(default=8, metadata={"help": "prompts per generate call (fixes the chunks)"})
+    batch_size: int = field(default=8, metadata={"help": "prompts per chunk: the resume points, and the hf backend's "
+                                                 "forward batch (vllm and openai get every chunk left at once)"})
     shots: int = field(default=0, metadata={"help": "in-context demonstrations per prompt"})
     shots_unanswerable: int = field(default=0, metadata={"help": "how many of the demonstrations are unanswerable"})
     base_url: str | None = field(default=None, metadata={"help": "OpenAI-compatible server URL"})
@@ -256,6 +258,22 @@ def _count(backend: Backend, before: int | None, texts: list[list[str]]) -> int:
     return sum(max(1, len(t) // 4) for t in flat if t)
 
 
+def _chunk_results(backend: Backend, chunks: list[list[list[Message]]],
+                   gen: GenerationConfig) -> Iterator[tuple[int, list[list[str]], int]]:
+    """``(chunk index, texts, tokens)`` of every chunk: a backend that streams chunks
+    (:class:`~abstain.backends.base.ChunkStream`: vLLM, servers) gets them all at once and gives each back when
+    done, in any order; any other generates them one by one."""
+    stream = getattr(backend, "generate_chunks", None)
+    if callable(stream):
+        for k, texts, counted in stream(chunks, gen):
+            yield k, texts, counted if counted is not None else _count(backend, None, texts)
+        return
+    for k, chunk in enumerate(chunks):
+        before = _new_tokens(backend)
+        texts = backend.generate(chunk, gen)
+        yield k, texts, _count(backend, before, texts)
+
+
 def _generate(
     run: RunDir, prompts: Prompts, keys: list[list[tuple[str, str, int]]], config: EvalConfig,
     make: Callable[[], Backend], progress: EvalProgress, timing: dict[str, Any],
@@ -280,10 +298,8 @@ def _generate(
     start = time.perf_counter()
     try:
         with run.appender(RESPONSES) as out:
-            for chunk in todo:
-                before = _new_tokens(backend)
-                texts = backend.generate([prompts.messages[i] for i in chunk], gen)
-                chunk_tokens = _count(backend, before, texts)
+            for k, texts, chunk_tokens in _chunk_results(backend, [[prompts.messages[i] for i in c] for c in todo], gen):
+                chunk = todo[k]
                 for i, samples in zip(chunk, texts, strict=True):
                     protocol, item = work[i]
                     if len(samples) != config.samples:
@@ -367,8 +383,7 @@ def evaluate(
             options.setdefault("dtype", config.dtype)
         if kind in ("bundled", "bundled-abstain", "hf"):
             options.setdefault("batch_size", config.batch_size)  # one chunk = one forward batch
-        elif kind == "openai":
-            options.setdefault("concurrency", config.batch_size)
+        # vllm and openai take every chunk left at once (generate_chunks): the engine or server stays full
         return make_backend(config.model, **options)
 
     started = time.time()
@@ -438,6 +453,11 @@ class _Borrowed:
 
     def generate(self, prompts, config):  # type: ignore[no-untyped-def]
         return self.inner.generate(prompts, config)
+
+    def __getattr__(self, name: str) -> Any:  # generate_chunks, where the backend streams chunks
+        if name == "generate_chunks" and callable(getattr(self.inner, name, None)):
+            return self.inner.generate_chunks
+        raise AttributeError(name)
 
     @property
     def stats(self) -> Any:

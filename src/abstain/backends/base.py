@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import json
 import zlib
-from collections.abc import Sequence
+from collections import Counter
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
@@ -22,10 +23,13 @@ from abstain.schema import Message
 
 __all__ = [
     "Backend",
+    "ChunkedRequests",
+    "ChunkStream",
     "GenerationConfig",
     "GenerationStats",
     "Message",
     "MissingDependencyError",
+    "sample_requests",
     "sample_seed",
     "template_think_prefix",
 ]
@@ -131,3 +135,77 @@ def template_think_prefix(prompt_text: str) -> str:
     if stripped.endswith("<think>"):
         return prompt_text[len(stripped) - len("<think>") :]
     return ""
+
+
+#: what :meth:`ChunkStream.generate_chunks` yields: (chunk index, its texts per prompt, tokens generated or None)
+ChunkResult = tuple[int, list[list[str]], "int | None"]
+
+
+@runtime_checkable
+class ChunkStream(Protocol):
+    """A backend that takes many chunks of prompts at once and gives each back as soon as it is done.
+
+    An engine that schedules hundreds of sequences (vLLM, a server) is then fed every prompt left to do instead of
+    one chunk at a time, and is not left waiting for a chunk's slowest sequence; ``abstain eval`` writes each chunk
+    as it comes, so the chunks stay the resume points.
+    """
+
+    def generate_chunks(self, chunks: Sequence[Sequence[list[Message]]],
+                        config: GenerationConfig) -> Iterator[ChunkResult]:
+        """``(chunk index, config.n texts per prompt, tokens generated or None)`` for every chunk, in the order the
+        chunks finish."""
+        ...
+
+
+def sample_requests(prompts: Sequence[list[Message]], config: GenerationConfig) -> list[tuple[int, int, int]]:
+    """The (prompt index, sample index, seed) of every request: one per sample, or one per prompt when greedy.
+
+    Example:
+        >>> p = [[{"role": "user", "content": "hi"}]]
+        >>> reqs = sample_requests(p, GenerationConfig(temperature=1.0, n=2, seed=3))
+        >>> [(i, k) for i, k, _ in reqs], reqs[1][2] == sample_seed(p[0], 1, 3)
+        ([(0, 0), (0, 1)], True)
+    """
+    samples = 1 if config.greedy else config.n
+    return [(i, k, sample_seed(p, k, config.seed)) for i, p in enumerate(prompts) for k in range(samples)]
+
+
+class ChunkedRequests:
+    """The requests of several chunks of prompts (:func:`sample_requests` over all of them), and each chunk's texts
+    put together as its requests finish, in any order (what a :class:`ChunkStream` backend yields).
+
+    Example:
+        >>> p = [[{"role": "user", "content": q}] for q in "abc"]
+        >>> work = ChunkedRequests([p[:2], p[2:]], GenerationConfig())
+        >>> [i for i, _, _ in work.requests]
+        [0, 1, 2]
+        >>> work.done(2, "C", 1), work.done(0, "A", 1), work.done(1, "B", 2)
+        ((1, [['C']], 1), None, (0, [['A'], ['B']], 3))
+    """
+
+    def __init__(self, chunks: Sequence[Sequence[list[Message]]], config: GenerationConfig) -> None:
+        self.config = config
+        self.prompts = [p for chunk in chunks for p in chunk]
+        self._owner = [k for k, chunk in enumerate(chunks) for _ in chunk]
+        self._start = [sum(len(c) for c in chunks[:k]) for k in range(len(chunks))]
+        self._size = [len(c) for c in chunks]
+        self.requests = sample_requests(self.prompts, config)
+        samples = 1 if config.greedy else config.n
+        self._texts: list[list[str | None]] = [[None] * samples for _ in self.prompts]
+        self._left = Counter(self._owner[i] for i, _, _ in self.requests)
+        self._tokens: list[int | None] = [0] * len(chunks)
+
+    def done(self, request: int, text: str, tokens: int | None) -> ChunkResult | None:
+        """Record request ``request``'s text; the chunk's result once it was the chunk's last request, else None."""
+        i, k, _ = self.requests[request]
+        self._texts[i][k] = text
+        chunk = self._owner[i]
+        counted = self._tokens[chunk]
+        self._tokens[chunk] = None if tokens is None or counted is None else counted + tokens
+        self._left[chunk] -= 1
+        if self._left[chunk]:
+            return None
+        rows = [[t or "" for t in texts] for texts in self._texts[self._start[chunk]:self._start[chunk] + self._size[chunk]]]
+        if self.config.greedy:
+            rows = [texts * self.config.n for texts in rows]
+        return chunk, rows, self._tokens[chunk]

@@ -76,6 +76,9 @@ class HFOptions:
     batch_size: int = field(default=32, metadata={"help": "rows (prompt x sample) per model.generate call"})
     num_threads: int | None = field(default=2, metadata={"help": "torch CPU threads (None: leave torch's)"})
     device: str | None = field(default=None, metadata={"help": "cpu, cuda, cuda:1 ... (None: cuda if present)"})
+    device_map: str | None = field(default=None, metadata={
+        "help": "a model larger than one GPU: transformers' device_map (auto, balanced, sequential) spreads its layers "
+                "over the GPUs (accelerate's dispatch); instead of device"})
     dtype: str | None = field(
         default=None, metadata={"help": "auto | float32 | bfloat16 | float16 (None: float32 on CPU, auto on GPU)"}
     )
@@ -101,6 +104,8 @@ class HFOptions:
             raise ValueError("num_threads must be >= 1 (or None to leave torch's setting)")
         if self.dtype is not None and self.dtype not in _DTYPES:
             raise ValueError(f"dtype must be one of {', '.join(_DTYPES)}, got {self.dtype!r}")
+        if self.device_map is not None and self.device is not None:
+            raise ValueError(f"give device ({self.device}) or device_map ({self.device_map}), not both")
         if self.attn_implementation not in (None, "sdpa", "eager", "flash_attention_2", "flash_attention_3"):
             raise ValueError("attn_implementation must be sdpa, eager, flash_attention_2 or flash_attention_3, got "
                              f"{self.attn_implementation!r}")
@@ -123,7 +128,9 @@ class SeededSampler(LogitsProcessor):
         if self.top_p is not None:
             scores = self.top_p(input_ids, scores)
         probs = scores.softmax(dim=-1)
-        drawn = torch.stack([torch.multinomial(p, 1, generator=g) for p, g in zip(probs, self.generators, strict=True)])
+        # with a device_map the logits may sit on another GPU than the generators (the first layer's)
+        drawn = torch.stack([torch.multinomial(p.to(g.device), 1, generator=g)
+                             for p, g in zip(probs, self.generators, strict=True)]).to(scores.device)
         return torch.full_like(scores, float("-inf")).scatter_(1, drawn, 0.0)
 
 
@@ -156,6 +163,8 @@ def load_model(model: str | Path, options: HFOptions = HFOptions()) -> tuple[Any
         kwargs["local_files_only"] = _offline()
     device = _resolve_device(options.device)
     dtype = _DTYPES[options.dtype or ("float32" if device.type == "cpu" else "auto")]
+    if options.device_map is not None:
+        kwargs["device_map"] = options.device_map
     from transformers.utils import logging as hf_logging
 
     bars = hf_logging.is_progress_bar_enabled()
@@ -175,7 +184,7 @@ def load_model(model: str | Path, options: HFOptions = HFOptions()) -> tuple[Any
     finally:
         if bars:
             hf_logging.enable_progress_bar()
-    return net.to(device).eval(), tokenizer
+    return (net if options.device_map is not None else net.to(device)).eval(), tokenizer
 
 
 class HFBackend:

@@ -1,6 +1,7 @@
 """Generation through any OpenAI-compatible server (vLLM ``serve``, SGLang, llama.cpp server, hosted APIs).
 
-Built on :class:`abstain.llm.ChatClient`: bounded concurrency, retries with back-off, the key from
+Built on :class:`abstain.llm.ChatClient`: bounded concurrency (32 requests in flight by default, across the chunks
+of an evaluation: :meth:`OpenAIBackend.generate_chunks`), retries with back-off, the key from
 ``api_key`` or ``ABSTAIN_API_KEY`` / ``OPENAI_API_KEY`` (never stored), the URL from ``base_url`` or
 ``ABSTAIN_BASE_URL`` / ``OPENAI_BASE_URL``. Each of the ``n`` samples of a prompt is its own request
 with a seed derived from the prompt text, the sample index and ``GenerationConfig.seed`` — so results
@@ -17,9 +18,9 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
-from abstain.backends.base import GenerationConfig, Message, sample_seed
+from abstain.backends.base import ChunkedRequests, ChunkResult, GenerationConfig, Message, sample_seed
 from abstain.llm import BACKEND_ENV, ChatClient, ClientConfig, LLMError, resolve_endpoint
 
 __all__ = ["OpenAIBackend", "sample_seed"]
@@ -33,7 +34,7 @@ class OpenAIBackend:
         model: str,
         base_url: str | None = None,
         api_key: str | None = None,
-        concurrency: int = 8,
+        concurrency: int = 32,
         timeout_s: float = 600.0,
         retries: int = 4,
         cache: bool = False,
@@ -46,27 +47,34 @@ class OpenAIBackend:
         )
 
     def generate(self, prompts: Sequence[list[Message]], config: GenerationConfig) -> list[list[str]]:
-        """``config.n`` texts per prompt, in prompt order.
+        """``config.n`` texts per prompt, in prompt order (greedy: one request, copied ``n`` times).
 
         Raises :class:`~abstain.llm.LLMError` when some request failed for good (with ``cache=True`` the
         answered ones are kept on disk, so a rerun only pays for the rest).
         """
-        jobs = [(i, k) for i in range(len(prompts)) for k in range(config.n)]
-        results = self.client.chat_many(
-            [prompts[i] for i, _ in jobs],
-            per_item=[{"seed": sample_seed(prompts[i], k, config.seed)} for i, k in jobs],
+        return next(self.generate_chunks([prompts], config))[1] if prompts else []
+
+    def generate_chunks(self, chunks: Sequence[Sequence[list[Message]]],
+                        config: GenerationConfig) -> Iterator[ChunkResult]:
+        """Every request of every chunk sent ``concurrency`` at a time, each chunk given back as soon as its last
+        request is answered (:class:`~abstain.backends.base.ChunkStream`: the server is not left waiting for a
+        chunk's slowest answer); a request that failed for good stops it with :class:`~abstain.llm.LLMError`."""
+        work = ChunkedRequests(chunks, config)
+        stream = self.client.chat_stream(
+            [work.prompts[i] for i, _, _ in work.requests],
+            per_item=[{"seed": seed} for _, _, seed in work.requests],
             temperature=config.temperature,
             top_p=config.top_p if config.top_p < 1 else None,
             max_tokens=config.max_new_tokens,
         )
-        errors = [r.error for r in results if not r.ok]
-        if errors:
-            raise LLMError(f"{len(errors)} of {len(results)} requests failed; first: {errors[0]}")
-        out: list[list[str]] = [[] for _ in prompts]
-        for (i, _), result in zip(jobs, results, strict=True):
+        for r, result in stream:
+            if not result.ok:
+                stream.close()
+                raise LLMError(f"a request failed for good: {result.error}")
             text = result.text or ""
-            out[i].append(f"<think>{result.reasoning}</think>{text}" if result.reasoning else text)
-        return out
+            finished = work.done(r, f"<think>{result.reasoning}</think>{text}" if result.reasoning else text, None)
+            if finished is not None:
+                yield finished
 
     def close(self) -> None:
         self.client.close()

@@ -31,21 +31,24 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from abstain.backends.base import (
+    ChunkedRequests,
+    ChunkResult,
     GenerationConfig,
     GenerationStats,
     Message,
     MissingDependencyError,
-    sample_seed,
+    sample_requests,
     template_think_prefix,
 )
 
 __all__ = ["TokenRequest", "VLLMBackend", "VLLMOptions", "cpu_environment", "cpu_features", "sample_requests"]
+# sample_requests lives in abstain.backends.base (every backend's requests); re-exported here where it began
 
 log = logging.getLogger(__name__)
 
@@ -153,19 +156,6 @@ def unavailable_reason() -> str | None:
     return None
 
 
-def sample_requests(prompts: Sequence[list[Message]], config: GenerationConfig) -> list[tuple[int, int, int]]:
-    """The (prompt index, sample index, seed) of every request: one per sample, or one per prompt when greedy.
-
-    Example:
-        >>> p = [[{"role": "user", "content": "hi"}]]
-        >>> reqs = sample_requests(p, GenerationConfig(temperature=1.0, n=2, seed=3))
-        >>> [(i, k) for i, k, _ in reqs], reqs[1][2] == sample_seed(p[0], 1, 3)
-        ([(0, 0), (0, 1)], True)
-    """
-    samples = 1 if config.greedy else config.n
-    return [(i, k, sample_seed(p, k, config.seed)) for i, p in enumerate(prompts) for k in range(samples)]
-
-
 @dataclass(frozen=True)
 class TokenRequest:
     """One request of :meth:`VLLMBackend.generate_tokens`: prompt token ids and how to sample them."""
@@ -209,18 +199,26 @@ class VLLMBackend:
 
     def generate(self, prompts: Sequence[list[Message]], config: GenerationConfig) -> list[list[str]]:
         """``config.n`` texts per prompt, in prompt order (greedy: one decode, copied ``n`` times)."""
-        rendered = [self.tokenizer.apply_chat_template(p, add_generation_prompt=True, tokenize=False) for p in prompts]
+        return next(self.generate_chunks([prompts], config))[1] if prompts else []
+
+    def generate_chunks(self, chunks: Sequence[Sequence[list[Message]]],
+                        config: GenerationConfig) -> Iterator[ChunkResult]:
+        """Every request of every chunk handed to the engine at once; each chunk given back, ``(index, texts,
+        tokens)``, as soon as its last request finished (:class:`~abstain.backends.base.ChunkStream`)."""
+        work = ChunkedRequests(chunks, config)
+        rendered = [self.tokenizer.apply_chat_template(p, add_generation_prompt=True, tokenize=False)
+                    for p in work.prompts]
         token_ids = [self.tokenizer(r, add_special_tokens=False)["input_ids"] for r in rendered]
-        requests = sample_requests(prompts, config)
-        outputs = self.generate_tokens([
-            TokenRequest(token_ids[i], config.max_new_tokens, config.temperature, config.top_p, seed)
-            for i, _, seed in requests])
-        texts: list[list[str]] = [[] for _ in prompts]
-        for (i, _, _), out in zip(requests, outputs, strict=True):
-            texts[i].append(template_think_prefix(rendered[i]) + self.tokenizer.decode(out, skip_special_tokens=True))
-        self.stats.prompts += len(prompts)
-        self.stats.samples += len(prompts) * config.n
-        return [t * config.n if config.greedy else t for t in texts]
+        requests = [TokenRequest(token_ids[i], config.max_new_tokens, config.temperature, config.top_p, seed)
+                    for i, _, seed in work.requests]
+        for r, ids in self.stream_tokens(requests):
+            i = work.requests[r][0]
+            text = template_think_prefix(rendered[i]) + self.tokenizer.decode(ids, skip_special_tokens=True)
+            finished = work.done(r, text, len(ids))
+            if finished is not None:
+                self.stats.prompts += len(finished[1])
+                self.stats.samples += len(finished[1]) * config.n
+                yield finished
 
     def generate_tokens(self, requests: Sequence[TokenRequest]) -> list[list[int]]:
         """The completion token ids of each request, in order (vLLM batches them itself).
@@ -228,15 +226,41 @@ class VLLMBackend:
         The ids end with the end-of-sequence token when the model stopped, as a transformers ``generate``
         masked after its first EOS does (what TRL's GRPO trainer keeps).
         """
+        out: list[list[int]] = [[] for _ in requests]
+        for r, ids in self.stream_tokens(requests):
+            out[r] = ids
+        return out
+
+    def stream_tokens(self, requests: Sequence[TokenRequest]) -> Iterator[tuple[int, list[int]]]:
+        """``(request index, completion token ids)`` of every request as soon as it finishes: all are queued in the
+        engine at once (``LLM.enqueue``) and the engine is stepped until none is left; requests still queued when
+        the caller stops early are aborted."""
         if self.llm is None:
             raise RuntimeError(f"{self.name}: generate after close()")
+        if not requests:
+            return
         params = [self._vllm.SamplingParams(n=1, temperature=r.temperature, top_p=r.top_p, max_tokens=r.max_tokens,
                                             seed=r.seed, skip_special_tokens=False) for r in requests]
-        outputs = self.llm.generate([{"prompt_token_ids": list(r.prompt_ids)} for r in requests], params,
+        internal = self.llm.enqueue([{"prompt_token_ids": list(r.prompt_ids)} for r in requests], params,
                                     use_tqdm=False)
-        ids = [list(out.outputs[0].token_ids) for out in outputs]
-        self.stats.new_tokens += sum(len(x) for x in ids)
-        return ids
+        # the engine's outputs name a request by the id it was added with: the internal one less vLLM's suffix
+        by_id = {key: r for r, rid in enumerate(internal) for key in (rid, rid.split("-", 1)[0])}
+        pending = set(range(len(requests)))
+        engine = self.llm.llm_engine
+        try:
+            while pending and engine.has_unfinished_requests():
+                for output in engine.step():
+                    r = by_id.get(output.request_id)
+                    if output.finished and r in pending:
+                        pending.discard(r)
+                        tokens = list(output.outputs[0].token_ids)
+                        self.stats.new_tokens += len(tokens)
+                        yield r, tokens
+        finally:
+            if pending:
+                engine.abort_request([internal[r] for r in pending], internal=True)
+        if pending:
+            raise RuntimeError(f"{self.name}: the engine finished with {len(pending)} request(s) unanswered")
 
     def load_weights(self, weights: Iterable[tuple[str, Any]]) -> None:
         """Replace the engine's weights in place with ``(name, tensor)`` pairs named as in the checkpoint

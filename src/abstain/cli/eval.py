@@ -158,7 +158,8 @@ def register(app: typer.Typer) -> None:
         max_tokens: int = typer.Option(512, help="Generation budget per response."),
         seed: int = typer.Option(0, help="Seed of the --limit subset, the demonstrations and sampling."),
         limit: int | None = typer.Option(None, help="Evaluate a balanced subset of N items."),
-        batch_size: int = typer.Option(8, help="Prompts per generate call."),
+        batch_size: int = typer.Option(8, help="Prompts per chunk: the resume points, and the hf backend's forward "
+                                               "batch (vllm and openai get every chunk left at once)."),
         shots: int = typer.Option(0, help="In-context demonstrations per prompt (from items not evaluated)."),
         shots_unanswerable: int = typer.Option(0, help="How many of the --shots are unanswerable (Abstain-R1: 1 of 5)."),
         base_url: str | None = typer.Option(

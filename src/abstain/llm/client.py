@@ -28,8 +28,8 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -308,6 +308,33 @@ class ChatClient:
         workers = min(self.config.concurrency, len(batch))
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="llm") as pool:
             return list(pool.map(one, range(len(batch))))
+
+    def chat_stream(
+        self,
+        batch: Sequence[Messages],
+        per_item: Sequence[Mapping[str, Any]] | None = None,
+        **overrides: Any,
+    ) -> Iterator[tuple[int, ChatResult]]:
+        """``(index, result)`` of every prompt as soon as it is answered, ``config.concurrency`` in flight at once
+        (:meth:`chat_many` in completion order: a caller that waits for groups of prompts is not held up by the
+        slowest of each group)."""
+        if per_item is not None and len(per_item) != len(batch):
+            raise ValueError(f"per_item has {len(per_item)} entries for {len(batch)} prompts")
+        if not batch:
+            return
+
+        def one(index: int) -> tuple[int, ChatResult]:
+            return index, self.chat(batch[index], **{**overrides, **(per_item[index] if per_item is not None else {})})
+
+        workers = min(self.config.concurrency, len(batch))
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="llm") as pool:
+            futures = [pool.submit(one, i) for i in range(len(batch))]
+            try:
+                for future in as_completed(futures):
+                    yield future.result()
+            finally:
+                for future in futures:  # a caller that stops early (an error, an interrupt) sends nothing more
+                    future.cancel()
 
     # -- lifecycle ---------------------------------------------------------------------------------
 

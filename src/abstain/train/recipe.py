@@ -97,6 +97,14 @@ class Recipe(BaseModel):
                                              "(with micro_batch_size: leave it at 1, it follows)")
     max_grad_norm: float = Field(default=1.0, gt=0)
     weight_decay: float = Field(default=0.0, ge=0)
+    dtype: Literal["auto", "bfloat16", "float16", "float32"] = Field(
+        default="auto", description="the weights' precision (base, reference model, rollouts, final/): auto is "
+        "bfloat16 on a GPU that supports it, float32 on a CPU (abstain.train.trainers.policy)")
+    attn_implementation: str | None = Field(default=None, description="transformers' attention (eager, sdpa, "
+                                            "flash_attention_2, ...); null: transformers' choice")
+    gradient_checkpointing: bool | Literal["auto"] = Field(
+        default="auto", description="recompute activations in the backward pass (memory for time): auto is on on a "
+        "GPU (TRL's default), off on a CPU")
     lora: LoraSpec | None = Field(default=None, description="LoRA settings, or null for a full fine-tune")
     adapter: str | None = Field(default=None, description="continue training this LoRA adapter (a run folder "
                                 "or an adapter folder) on top of `model`")

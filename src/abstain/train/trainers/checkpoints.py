@@ -2,7 +2,7 @@
 
 :func:`checkpoint_complete` is what ``--resume`` trusts: the Trainer's ``trainer_state.json`` (written last by the
 main process), every ``*.safetensors`` file whole and every RNG state a whole archive, on N processes one per
-process.
+process, and every sharded (FSDP) weights or optimizer folder with its ``.metadata``.
 """
 
 from __future__ import annotations
@@ -39,7 +39,11 @@ def checkpoint_complete(folder: Path, world_size: int = 1) -> bool:
             return False
     else:
         rng = [p for p in (folder / "rng_state.pth",) if p.exists()]
-    return all(_safetensors_complete(f) for f in folder.glob("*.safetensors")) and all(map(_archive_complete, rng))
+    # FSDP's sharded checkpoints (fsdp_config state_dict_type SHARDED_STATE_DICT): torch.distributed.checkpoint
+    # folders, whose .metadata the main process writes once every process's shard is written
+    sharded = {p.parent for p in folder.glob("*/*.distcp")}
+    return (all(_safetensors_complete(f) for f in folder.glob("*.safetensors")) and all(map(_archive_complete, rng))
+            and all((d / ".metadata").exists() for d in sharded))
 
 
 def _archive_complete(path: Path) -> bool:

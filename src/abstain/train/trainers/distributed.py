@@ -41,8 +41,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from abstain.train.recipe import Recipe
 
 __all__ = ["BatchSplit", "MainProcessFailed", "World", "agree_on", "barrier", "init_processes", "is_main_process",
-           "main_first", "quiet_replica", "recipe_split", "refuse_sharded_training", "split_batch",
-           "warn_single_process_launch"]
+           "main_first", "quiet_replica", "recipe_split", "split_batch", "warn_single_process_launch"]
 
 log = logging.getLogger(__name__)
 
@@ -195,59 +194,6 @@ def agree_on(value: T, check: Callable[[T], str | None]) -> T:
         raise DataError("the processes do not agree: " + "; ".join(
             f"rank {rank} on {host}: {why}" for rank, host, why in failed))  # type: ignore[misc]
     return value
-
-
-#: what a sharded launch sets (accelerate launch --use_fsdp / a DeepSpeed config; the Trainer's own options)
-_SHARDED_ENV = {"ACCELERATE_USE_FSDP": "FSDP (accelerate launch --use_fsdp / distributed_type: FSDP)"}
-
-
-def refuse_sharded_training(trl: dict[str, object], env: dict[str, str] | None = None) -> None:
-    """Refuse FSDP and DeepSpeed ZeRO-3 before anything trains (with what to use instead).
-
-    abstain writes ``final/`` (the merged LoRA model and its adapter) on the main process from its own copy of
-    the model. Under FSDP or ZeRO-3 that copy is a shard: FSDP would wait for collectives the other processes
-    never join (a hang until the timeout) and ZeRO-3 would save empty, partitioned weights. DDP and ZeRO-1/2,
-    where every process holds the whole model, are fine.
-
-    >>> refuse_sharded_training({}, env={"ACCELERATE_USE_DEEPSPEED": "true", "ACCELERATE_DEEPSPEED_ZERO_STAGE": "2"})
-    >>> refuse_sharded_training({"fsdp": "full_shard"}, env={})
-    Traceback (most recent call last):
-    ...
-    abstain.schema.DataError: FSDP (recipe field trl.fsdp) is not supported: abstain saves final/ on the main process from its own copy of the model, which FSDP shards (it would hang, or save a shard). Train with DDP (torchrun / accelerate launch --multi_gpu, the default), or DeepSpeed ZeRO-1/2 (every process holds the whole model); for sharded RL training use veRL (examples/verl, docs/distributed.md)
-    """
-    env = dict(os.environ) if env is None else env
-    found = []
-    if env.get("ACCELERATE_USE_FSDP", "").lower() in ("1", "true"):
-        found.append(_SHARDED_ENV["ACCELERATE_USE_FSDP"])
-    if env.get("ACCELERATE_USE_DEEPSPEED", "").lower() in ("1", "true") and \
-            env.get("ACCELERATE_DEEPSPEED_ZERO_STAGE", "").strip() == "3":
-        found.append("DeepSpeed ZeRO-3 (ACCELERATE_DEEPSPEED_ZERO_STAGE=3)")
-    if trl.get("fsdp"):
-        found.append("FSDP (recipe field trl.fsdp)")
-    if _zero_stage(trl.get("deepspeed")) == 3:
-        found.append("DeepSpeed ZeRO-3 (recipe field trl.deepspeed)")
-    if found:
-        raise DataError(
-            f"{' and '.join(found)} is not supported: abstain saves final/ on the main process from its own copy of "
-            "the model, which " + ("FSDP shards" if "FSDP" in found[0] else "ZeRO-3 partitions")
-            + " (it would hang, or save a shard). Train with DDP (torchrun / accelerate launch --multi_gpu, the "
-            "default), or DeepSpeed ZeRO-1/2 (every process holds the whole model); for sharded RL training use "
-            "veRL (examples/verl, docs/distributed.md)")
-
-
-def _zero_stage(config: object) -> int | None:
-    """The ZeRO stage of a DeepSpeed config (a dict, or the path of a JSON file), else None."""
-    import json
-
-    if isinstance(config, str) and config.strip():
-        try:
-            config = json.loads(open(config, encoding="utf-8").read())  # noqa: SIM115 - a short read
-        except (OSError, ValueError) as exc:
-            raise DataError(f"recipe field trl.deepspeed: cannot read {config} ({exc})") from None
-    if isinstance(config, dict):
-        stage = (config.get("zero_optimization") or {}).get("stage")
-        return int(stage) if stage is not None and str(stage).isdigit() else None
-    return None
 
 
 def warn_single_process_launch() -> None:

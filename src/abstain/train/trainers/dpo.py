@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from abstain.backends.base import MissingDependencyError
 from abstain.train.recipe import DPORecipe
-from abstain.train.trainers.runner import ProgressFn, TrainResult, build_config, finish, policy, start, training_arguments
+from abstain.train.trainers.arguments import trl_config
+from abstain.train.trainers.runner import ProgressFn, TrainResult, finish, start
 
 try:
     from trl import DPOConfig, DPOTrainer
@@ -34,8 +35,8 @@ def run_dpo(recipe: DPORecipe, out: str, resume: bool = False, progress: Progres
 
     run, checkpoint = start(recipe, out, resume, until)
     rows = read_training_rows(recipe.pairs_file, PreferenceRow, recipe.allow_eval_suites)
-    args = build_config(DPOConfig, training_arguments(recipe, run, beta=recipe.beta, max_length=recipe.max_length))
-    model, peft_config = policy(recipe)
+    args = trl_config(DPOConfig, recipe, run, beta=recipe.beta, max_length=recipe.max_length)
+    model, peft_config = run.policy.load()
     trainer = DPOTrainer(model=model, args=args, train_dataset=Dataset.from_list(rows), peft_config=peft_config,
                          callbacks=run.callbacks(progress))
     return finish(trainer, run, recipe, checkpoint)

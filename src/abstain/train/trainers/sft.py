@@ -21,14 +21,15 @@ from abstain.backends.base import MissingDependencyError
 from abstain.schema import write_json
 from abstain.train.trainers.distributed import main_first
 from abstain.train.recipe import SFTRecipe
-from abstain.train.trainers.runner import ProgressFn, TrainResult, build_config, finish, policy, start, training_arguments
+from abstain.train.trainers.arguments import trl_config
+from abstain.train.trainers.runner import ProgressFn, TrainResult, TrainRun, finish, start
 
 try:
     from trl import SFTConfig, SFTTrainer
 except ImportError as exc:  # pragma: no cover - depends on the install
     raise MissingDependencyError(f"training needs TRL and torch: pip install 'abstain[train]' ({exc})") from exc
 
-__all__ = ["run_sft", "sft_rows"]
+__all__ = ["run_sft", "sft_rows", "sft_trainer"]
 
 
 def sft_rows(recipe: SFTRecipe) -> list[dict[str, Any]]:
@@ -45,29 +46,32 @@ def sft_rows(recipe: SFTRecipe) -> list[dict[str, Any]]:
     return [{"prompt": r.prompt, "completion": r.completion} for r in built.rows]
 
 
+def sft_trainer(recipe: SFTRecipe, run: TrainRun, progress: ProgressFn | None = None) -> SFTTrainer:
+    """The trainer :func:`run_sft` trains, for a run folder :func:`~abstain.train.trainers.runner.start` prepared."""
+    from datasets import Dataset
+
+    rows = sft_rows(recipe)
+    args = trl_config(SFTConfig, recipe, run, max_length=recipe.max_length, completion_only_loss=True, packing=False)
+    model, peft_config = run.policy.load()
+    return SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(rows), peft_config=peft_config,
+                      callbacks=run.callbacks(progress))
+
+
 def run_sft(recipe: SFTRecipe, out: str, resume: bool = False, progress: ProgressFn | None = None,
             until: int | None = None) -> TrainResult:
     """Train an :class:`~abstain.train.recipe.SFTRecipe` into the run folder ``out`` (resumable)."""
-    from datasets import Dataset
-
     run, checkpoint = start(recipe, out, resume, until)
-    rows = sft_rows(recipe)
-    args = build_config(SFTConfig, training_arguments(
-        recipe, run, max_length=recipe.max_length, completion_only_loss=True, packing=False,
-    ))
-    model, peft_config = policy(recipe)
-    trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(rows), peft_config=peft_config,
-                         callbacks=run.callbacks(progress))
+    trainer = sft_trainer(recipe, run, progress)
     result = finish(trainer, run, recipe, checkpoint)
     if recipe.validation is not None:
         from abstain.train.trainers.validate import validate
 
-        def validation() -> None:  # on the main process only, as the final model was saved
+        def validation() -> None:  # on the main process only, after final/ was saved
             from abstain.train.data.build import load_items
 
             items = load_items(recipe.validation, recipe.allow_eval_suites)
-            report = validate(trainer.model, trainer.processing_class, items, recipe.protocol,
-                              recipe.validation_tokens, resamples=1000)
+            model, tokenizer = run.policy.trained_model(trainer, run.final)
+            report = validate(model, tokenizer, items, recipe.protocol, recipe.validation_tokens, resamples=1000)
             write_json(run.path / "validation.json", report)
 
         main_first(validation)
