@@ -123,5 +123,5 @@ def test_a_device_map_spreads_the_model_and_gives_the_same_text(bundled_backend,
     greedy, sampled = GenerationConfig(max_new_tokens=12), GenerationConfig(max_new_tokens=12, temperature=0.8, seed=1)
     assert mapped.generate(prompts, greedy) == bundled_backend.generate(prompts, greedy)
     assert mapped.generate(prompts, sampled) == bundled_backend.generate(prompts, sampled)
-    with pytest.raises(ValueError, match="device or device_map"):
+    with pytest.raises(ValueError, match=r"give device \(cpu\) or device_map \(auto\), not both"):
         HFOptions(device="cpu", device_map="auto")

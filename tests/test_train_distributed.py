@@ -35,6 +35,7 @@ from abstain.train.recipe import load_recipe
 pytestmark = pytest.mark.slow
 
 ABSTAIN = str(Path(sys.executable).parent / "abstain")
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples" / "sharded"  # the shipped FSDP2 / ZeRO-3 configs
 RANKS = str(Path(__file__).parent / "grpo_ranks.py")
 
 
@@ -116,8 +117,8 @@ def one_process(tmp_path_factory, bundled_model_dir) -> dict:
     """The same full fine-tune on one process, unsharded: the weights the sharded runs must reach."""
     from abstain.train import train
 
-    one = train(load_recipe("tiny-sft", [s for s in SFT[1::2] if not s.startswith("trl=")]),
-                tmp_path_factory.mktemp("one") / "run")
+    sets = [s for s in SFT[1::2] if not s.startswith(("trl=", "save_steps="))] + ["save_steps=100"]  # no checkpoint
+    one = train(load_recipe("tiny-sft", sets), tmp_path_factory.mktemp("one") / "run")
     return load_file(str(one.final / "model.safetensors"))
 
 
@@ -137,17 +138,12 @@ def test_fsdp_final_holds_the_whole_model_and_equals_one_process(sft_two, one_pr
     _whole_and_equal(out / "final", bundled_model_dir, one_process)  # gathered from both processes' shards
 
 
-#: DeepSpeed ZeRO-3 as a TRL user writes it (transformers fills the "auto" batch fields from the recipe's split)
-ZERO3 = {"zero_optimization": {"stage": 3, "stage3_gather_16bit_weights_on_model_save": True},
-         "train_micro_batch_size_per_gpu": "auto", "gradient_accumulation_steps": "auto", "train_batch_size": "auto"}
-
-
 def test_zero3_final_holds_the_whole_model_and_equals_one_process(tmp_path, one_process, bundled_model_dir):
-    # DeepSpeed's CPU accelerator over gloo: the weights partitioned as they load, gathered into final/
+    # DeepSpeed's CPU accelerator over gloo: the weights partitioned as they load, gathered into final/; the shipped
+    # ZeRO-3 config (transformers fills its "auto" batch fields from the recipe's split); one checkpoint, at the end
     pytest.importorskip("deepspeed")
-    (tmp_path / "ds.json").write_text(json.dumps(ZERO3))
     out = tmp_path / "run"
-    sets = [*SFT[:-2], "--set", f"trl.deepspeed={tmp_path / 'ds.json'}"]
+    sets = [*SFT[2:-2], "--set", "save_steps=2", "--set", f"trl.deepspeed={EXAMPLES / 'zero3.json'}"]
     done = torchrun("train", "sft", "--recipe", "tiny-sft", *sets, "--out", str(out))
     assert_one_writer(done, out, steps=2)
     assert json.loads((out / "config.json").read_text())["policy"]["sharding"] == {
@@ -364,14 +360,19 @@ def test_dynamic_sampling_with_uneven_drops_and_an_empty_process_is_the_one_proc
     assert all(torch.allclose(ours[k], theirs[k], atol=5e-6) for k in ours)
 
 
-@pytest.mark.parametrize("seed", [0, 1])
-def test_dynamic_sampling_on_two_processes_trains_every_step(tmp_path, bundled_model_dir, seed):
-    # what died with SIGABRT on 2 of 2 seeds (gloo gathering per-row tensors of unequal size); seed 1 under FSDP,
-    # whose processes must also run the same forward passes (the padded rows see to it)
+def test_dynamic_sampling_under_fsdp_from_an_accelerate_config_trains_every_step(tmp_path, bundled_model_dir):
+    # what died with SIGABRT on 2 of 2 seeds (gloo gathering per-row tensors of unequal size), now sharded by the
+    # launcher: `accelerate launch --config_file examples/sharded/fsdp2.yaml`, whose processes must also run the same
+    # forward passes (the padded rows see to it)
     out = tmp_path / "run"
-    done = torchrun("train", "grpo", "--recipe", "tiny-grpo", "--set", "dynamic_sampling=true", "--set", f"seed={seed}",
-                    *(["--set", FSDP] if seed == 1 else []), "--out", str(out))
+    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "ABSTAIN_NO_PROGRESS")}
+    done = subprocess.run([str(Path(sys.executable).parent / "accelerate"), "launch", "--config_file",
+                           str(EXAMPLES / "fsdp2.yaml"), "--num_processes", "2", "-m", "abstain", "train", "grpo",
+                           "--recipe", "tiny-grpo", "--set", "dynamic_sampling=true", "--set", "seed=1", "--out",
+                           str(out)], env=env, capture_output=True, text=True, timeout=600)
     assert_one_writer(done, out, steps=2)
+    assert json.loads((out / "config.json").read_text())["policy"]["sharding"] == {
+        "kind": "fsdp", "zero_stage": None, "source": "the launcher (ACCELERATE_USE_FSDP)"}
 
 
 # ---- what cannot work on N processes is refused before anything trains --------------------------------------

@@ -40,12 +40,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from abstain.schema import DataError, write_json
+from abstain.train.trainers.sharding import Sharding, read_fsdp_config, sharding_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from abstain.train.recipe import Recipe
 
-__all__ = ["DTYPES", "Policy", "Sharding", "adapter_dir", "resolve_dtype", "resolve_model", "resolve_policy",
-           "sharding_of"]
+__all__ = ["DTYPES", "Policy", "adapter_dir", "resolve_dtype", "resolve_model", "resolve_policy"]
 
 log = logging.getLogger(__name__)
 
@@ -116,88 +116,6 @@ def resolve_dtype(dtype: str, cuda: bool | None = None) -> str:
 
         return "bfloat16" if torch.cuda.is_bf16_supported() else "float32"
     return "float32"
-
-
-@dataclass(frozen=True)
-class Sharding:
-    """How the weights are spread over the processes: ``none`` (every process holds the whole model: DDP, ZeRO-1/2),
-    ``fsdp`` (FSDP2) or ``deepspeed`` (with its ZeRO stage); ``source`` says who asked for it."""
-
-    kind: str = "none"
-    zero_stage: int | None = None
-    source: str = ""
-    #: ZeRO-3: whether the config gathers the whole weights when the model is saved (final/ needs them)
-    gathers_on_save: bool = False
-    #: the launcher's FSDP checkpoints activations itself (FSDP_ACTIVATION_CHECKPOINTING from an accelerate config)
-    launcher_checkpointing: bool = False
-
-    @property
-    def shards_weights(self) -> bool:
-        """Whether no process holds the whole model (saving it needs every process)."""
-        return self.kind == "fsdp" or (self.kind == "deepspeed" and self.zero_stage == 3)
-
-    @property
-    def from_recipe(self) -> bool:
-        return self.source.startswith("recipe")
-
-    def record(self) -> dict[str, Any]:
-        return {"kind": self.kind, "zero_stage": self.zero_stage, "source": self.source}
-
-
-def _deepspeed_config(config: object, where: str) -> dict[str, Any]:
-    """A DeepSpeed config (a dict, or the path of a JSON file) as a dict."""
-    if isinstance(config, str) and config.strip():
-        try:
-            config = json.loads(Path(config).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise DataError(f"{where}: cannot read {config} ({exc})") from None
-    return config if isinstance(config, dict) else {}
-
-
-def _zero_stage(config: dict[str, Any]) -> int | None:
-    stage = (config.get("zero_optimization") or {}).get("stage")
-    return int(stage) if stage is not None and str(stage).isdigit() else None
-
-
-def _gathers_on_save(config: dict[str, Any]) -> bool:
-    """Whether a ZeRO-3 config gathers the whole weights when the model is saved (what final/ needs)."""
-    zero = config.get("zero_optimization") or {}
-    return bool(zero.get("stage3_gather_16bit_weights_on_model_save", zero.get("gather_16bit_weights_on_model_save")))
-
-
-def _true(value: str | None) -> bool:
-    return (value or "").strip().lower() in ("1", "true", "yes")
-
-
-def sharding_of(trl: Mapping[str, Any], env: Mapping[str, str] | None = None) -> Sharding:
-    """The sharding a recipe's ``trl`` section and the launcher's environment ask for (both is an error).
-
-    >>> sharding_of({}, env={"ACCELERATE_USE_DEEPSPEED": "true", "ACCELERATE_DEEPSPEED_ZERO_STAGE": "2"}).record()
-    {'kind': 'deepspeed', 'zero_stage': 2, 'source': 'the launcher (ACCELERATE_USE_DEEPSPEED)'}
-    """
-    env = os.environ if env is None else env
-    found: list[Sharding] = []
-    if trl.get("fsdp"):
-        found.append(Sharding("fsdp", None, "recipe field trl.fsdp"))
-    if trl.get("deepspeed"):
-        config = _deepspeed_config(trl["deepspeed"], "recipe field trl.deepspeed")
-        found.append(Sharding("deepspeed", _zero_stage(config), "recipe field trl.deepspeed",
-                              gathers_on_save=_gathers_on_save(config)))
-    if _true(env.get("ACCELERATE_USE_FSDP")) and not trl.get("fsdp"):
-        found.append(Sharding("fsdp", None, "the launcher (ACCELERATE_USE_FSDP)",
-                              launcher_checkpointing=_true(env.get("FSDP_ACTIVATION_CHECKPOINTING"))))
-    if _true(env.get("ACCELERATE_USE_DEEPSPEED")) and not trl.get("deepspeed"):
-        stage = env.get("ACCELERATE_DEEPSPEED_ZERO_STAGE", "").strip()
-        config = _deepspeed_config(env.get("ACCELERATE_DEEPSPEED_CONFIG_FILE", "").strip(),
-                                   "ACCELERATE_DEEPSPEED_CONFIG_FILE")
-        found.append(Sharding("deepspeed", int(stage) if stage.isdigit() else _zero_stage(config),
-                              "the launcher (ACCELERATE_USE_DEEPSPEED)",
-                              gathers_on_save=_gathers_on_save(config)
-                              or _true(env.get("ACCELERATE_DEEPSPEED_ZERO3_SAVE_16BIT_MODEL"))))
-    if len({s.kind for s in found}) > 1:
-        raise DataError(f"two kinds of sharding asked for: {' and '.join(f'{s.kind} ({s.source})' for s in found)}; "
-                        "choose one")
-    return found[0] if found else Sharding()
 
 
 #: ``trl`` fields that say what the policy's own fields say (one place decides each)
@@ -419,20 +337,6 @@ def _check_trl(recipe: Recipe) -> dict[str, Any]:
     return {k: v for k, v in kwargs.items() if k not in ("torch_dtype", "dtype")}
 
 
-def _fsdp_config(config: object) -> dict[str, Any]:
-    """A ``trl.fsdp_config`` as a dict (TRL takes a dict or a JSON file's path), ``fsdp_`` prefixes removed."""
-    if isinstance(config, str) and config.strip():
-        try:
-            config = json.loads(Path(config).read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise DataError(f"recipe field trl.fsdp_config: cannot read {config} ({exc})") from None
-    if config is None:
-        return {}
-    if not isinstance(config, dict):
-        raise DataError("recipe field trl.fsdp_config: a mapping of FSDP settings, or a JSON file's path")
-    return {k.removeprefix("fsdp_"): v for k, v in config.items()}
-
-
 def resolve_policy(recipe: Recipe, cuda: bool | None = None, env: Mapping[str, str] | None = None) -> Policy:
     """The recipe's :class:`Policy` on this machine (``cuda``) and launch (``env``); errors name the field."""
     cuda = _cuda() if cuda is None else cuda
@@ -447,7 +351,7 @@ def resolve_policy(recipe: Recipe, cuda: bool | None = None, env: Mapping[str, s
             raise DataError("recipe field 'gradient_checkpointing' is false, and the launcher's FSDP config checkpoints "
                             "activations (fsdp_activation_checkpointing: true): change one of them")
         checkpointing = True
-    fsdp_config = _fsdp_config(recipe.trl.get("fsdp_config"))
+    fsdp_config = read_fsdp_config(recipe.trl.get("fsdp_config"))
     if "activation_checkpointing" in fsdp_config:
         raise DataError("recipe field trl.fsdp_config.activation_checkpointing: recipe field 'gradient_checkpointing' "
                         "decides it (under FSDP abstain sets FSDP's activation checkpointing from it)")
@@ -464,6 +368,10 @@ def _refuse(policy: Policy, recipe: Recipe) -> None:
     if policy.dtype == "float16" and not policy.is_lora:
         raise DataError("recipe field 'dtype': float16 with a full fine-tune would step float16 weights (torch's "
                         "gradient scaler refuses to unscale float16 gradients): use bfloat16, or LoRA")
+    if policy.random_weights and not policy.is_lora and (recipe.kind == "dpo" or getattr(recipe, "beta", 0.0) > 0):
+        raise DataError(f"recipe field 'model': {policy.model} has no weights to load a reference model from (a full "
+                        "fine-tune's reference is the model loaded again): train a LoRA adapter (the reference is the "
+                        "base with it off), or beta: 0")
     sharding = policy.sharding
     if sharding.kind == "fsdp":
         version = policy.fsdp_config.get("version", 2)

@@ -1,4 +1,4 @@
-"""A training run's folder and what every trainer shares: model specs, TRL arguments, logs, progress, resume.
+"""A training run's folder and its course: start (checks, the folder prepared or resumed), logs, progress, finish.
 
 A run folder (``--out``, default ``runs/<recipe name>``) holds:
 
