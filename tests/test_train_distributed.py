@@ -89,7 +89,7 @@ def test_the_split_is_the_recipes_and_trl_cannot_override_it(tmp_path):
 
 FSDP = "trl={fsdp: full_shard, fsdp_config: {fsdp_version: 2}}"
 #: the issue's command: a full fine-tune of the bundled model sharded by FSDP2 over 2 gloo processes
-SFT = ["--set", "save_steps=1", "--set", "data.synth.n=8", "--set", "lora=null", "--set", FSDP]
+SFT = ["--set", "save_steps=1", "--set", "data.synth.n=8", "--set", "max_length=160", "--set", "lora=null", "--set", FSDP]
 
 
 @pytest.fixture(scope="module")
@@ -210,7 +210,7 @@ def test_grpo_then_dpo_under_fsdp_each_resume_after_a_kill(tmp_path, bundled_mod
     # adapter (FSDP) killed mid checkpoint-2; resumed to the end
     _pairs(tmp_path / "pairs.jsonl")
     (tmp_path / "dpo.yaml").write_text(f"kind: dpo\nmodel: bundled\npairs_file: {tmp_path / 'pairs.jsonl'}\nsteps: 2\n"
-                                       "batch_size: 2\nlearning_rate: 1.0e-5\nmax_length: 256\nsave_steps: 1\n")
+                                       "batch_size: 2\nlearning_rate: 1.0e-5\nmax_length: 160\nsave_steps: 1\n")
     (tmp_path / "p.yaml").write_text(
         "kind: pipeline\nname: fsdp\nstages:\n"
         f"  - {{name: grpo, recipe: tiny-grpo, set: ['{FSDP}']}}\n"

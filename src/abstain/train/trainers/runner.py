@@ -5,7 +5,7 @@ A run folder (``--out``, default ``runs/<recipe name>``) holds:
 =====================  ==============================================================================
 ``config.json``        the resolved recipe (every field, defaults filled in): a rerun with another is refused
 ``recipe.yaml``        the same recipe as YAML, to rerun it with ``--recipe runs/<name>/recipe.yaml``
-``versions.json``      the versions of abstain, torch, transformers, TRL, PEFT, datasets, accelerate
+``versions.json``      the versions of abstain, torch, transformers, TRL, PEFT, datasets, accelerate, DeepSpeed
 ``metrics.jsonl``      one line per logged step: TRL's metrics and abstain's (``abstain/...``)
 ``checkpoints/``       ``checkpoint-<step>`` folders (every ``save_steps``); ``--resume`` continues from the last
                        complete one (a half-written one, what a kill leaves, is removed)
@@ -76,7 +76,7 @@ ProgressFn = Callable[[int, int, dict[str, float]], None]
 def versions() -> dict[str, str]:
     """Versions of the packages a run depends on (recorded with the run and on a model card)."""
     out = {}
-    for name in ("abstain", "torch", "transformers", "trl", "peft", "datasets", "accelerate"):
+    for name in ("abstain", "torch", "transformers", "trl", "peft", "datasets", "accelerate", "deepspeed"):
         try:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
