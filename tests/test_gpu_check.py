@@ -51,13 +51,15 @@ def test_the_scale_check_dry_runs_at_a_tiny_configuration_on_a_cpu(tmp_path):
     # bench/gpu_check.sh --scale: the Qwen2.5 shapes shrunk to 2 layers (the real vocabularies), random weights,
     # bfloat16 and gradient checkpointing through abstain's recipe path; on a GPU the same code at full size
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "PYTHON": sys.executable}
-    done = subprocess.run(["bash", str(ROOT / "bench" / "gpu_check.sh"), "--scale", "--dry-run", "--out",
-                           str(tmp_path)], capture_output=True, text=True, env=env, timeout=900)
+    # (the 1.5B GRPO section runs the 7B one's code on another shape: left out here, as the suite's time is short)
+    done = subprocess.run(["bash", str(ROOT / "bench" / "gpu_check.sh"), "--scale", "--dry-run", "--only",
+                           "host,scale_grpo_7b,scale_sft_1_5b", "--out", str(tmp_path)], capture_output=True, text=True,
+                          env=env, timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
     report = json.loads(done.stdout)
     sections = report["sections"]
-    assert list(sections) == ["host", "scale_grpo_7b", "scale_grpo_1_5b", "scale_sft_1_5b"]
-    for name in ("scale_grpo_7b", "scale_grpo_1_5b", "scale_sft_1_5b"):
+    assert list(sections) == ["host", "scale_grpo_7b", "scale_sft_1_5b"] and report["scale"]
+    for name in ("scale_grpo_7b", "scale_sft_1_5b"):
         section = sections[name]
         assert "error" not in section, section
         assert len(section["step_seconds"]) == 2 and section["peak_allocated_gb"] is None  # 2 steps; no GPU here

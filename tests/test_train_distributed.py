@@ -205,35 +205,49 @@ def _pairs(path: Path) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
 
 
-def test_grpo_then_dpo_under_fsdp_each_resume_after_a_kill(tmp_path, bundled_model_dir):
-    # one pipeline, three launches: GRPO (LoRA, FSDP) killed mid checkpoint-2; resumed, then DPO continuing its
-    # adapter (FSDP) killed mid checkpoint-2; resumed to the end
+def accelerate_fsdp(*args: str, script: str | None = None, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """``accelerate launch --config_file examples/sharded/fsdp2.yaml --num_processes 2`` of abstain (or ``script``)."""
+    env = {**{k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "ABSTAIN_NO_PROGRESS")},
+           **(env or {})}
+    target = [script] if script else ["-m", "abstain"]
+    return subprocess.run([str(Path(sys.executable).parent / "accelerate"), "launch", "--config_file",
+                           str(EXAMPLES / "fsdp2.yaml"), "--num_processes", "2", *target, *args], env=env,
+                          capture_output=True, text=True, timeout=600)
+
+
+def test_grpo_then_dpo_under_the_launchers_fsdp_each_resume_after_a_kill(tmp_path, bundled_model_dir):
+    # one pipeline under `accelerate launch --config_file examples/sharded/fsdp2.yaml` (the launcher's FSDP), three
+    # launches: GRPO (LoRA, TIAR, dynamic sampling: the processes' padded rows keep their forward passes in step)
+    # killed mid checkpoint-2; resumed, then DPO continuing its adapter killed mid checkpoint-2; resumed to the end
     _pairs(tmp_path / "pairs.jsonl")
     (tmp_path / "dpo.yaml").write_text(f"kind: dpo\nmodel: bundled\npairs_file: {tmp_path / 'pairs.jsonl'}\nsteps: 2\n"
                                        "batch_size: 2\nlearning_rate: 1.0e-5\nmax_length: 160\nsave_steps: 1\n")
     (tmp_path / "p.yaml").write_text(
         "kind: pipeline\nname: fsdp\nstages:\n"
-        f"  - {{name: grpo, recipe: tiny-grpo, set: ['{FSDP}']}}\n"
-        f"  - {{name: dpo, recipe: {tmp_path / 'dpo.yaml'}, set: ['adapter={{out}}/grpo', '{FSDP}']}}\n")
+        "  - {name: grpo, recipe: tiny-grpo, set: ['dynamic_sampling=true', 'seed=1']}\n"
+        f"  - {{name: dpo, recipe: {tmp_path / 'dpo.yaml'}, set: ['adapter={{out}}/grpo']}}\n")
     script = tmp_path / "killed_abstain.py"
     script.write_text(KILL_RANK1_MID_CHECKPOINT)
     out = tmp_path / "run"
     args = ["train", "pipeline", "--recipe", str(tmp_path / "p.yaml"), "--out", str(out)]
     for stage in ("grpo", "dpo"):
-        killed = torchrun(*args, script=str(script), env={"KILL_AT": f"{stage}/checkpoints/checkpoint-2"})
+        killed = accelerate_fsdp(*args, script=str(script), env={"KILL_AT": f"{stage}/checkpoints/checkpoint-2"})
         assert killed.returncode != 0 and not (out / stage / "final").exists()
         assert (out / stage / "checkpoints" / "checkpoint-1" / "trainer_state.json").exists()
-    done = torchrun(*args)
+    done = accelerate_fsdp(*args)
     assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
     for stage in ("grpo", "dpo"):
         final = out / stage / "final"
         assert steps_logged(out / stage) == [1, 2]  # the killed step was trained, and logged, once
-        assert json.loads((out / stage / "config.json").read_text())["policy"]["sharding"]["kind"] == "fsdp"
+        assert json.loads((out / stage / "config.json").read_text())["policy"]["sharding"] == {
+            "kind": "fsdp", "zero_stage": None, "source": "the launcher (ACCELERATE_USE_FSDP)"}
         adapter = load_file(str(final / "adapter" / "adapter_model.safetensors"))
         assert adapter and all(v.numel() for v in adapter.values())  # the whole adapter, gathered
         merged = load_file(str(final / "model.safetensors"))
         assert len(merged) == len(load_file(str(bundled_model_dir / "model.safetensors")))
     assert json.loads((out / "dpo" / "config.json").read_text())["recipe"]["adapter"] == str(out / "grpo")
+    rows = [json.loads(line) for line in (out / "grpo" / "metrics.jsonl").read_text().splitlines()]
+    assert all("abstain/dropped_groups" in row for row in rows)  # dynamic sampling judged every step
 
 
 def test_grpo_on_two_processes_writes_once_with_the_global_batch_and_a_vllm_engine_each(tmp_path, bundled_model_dir):
@@ -358,21 +372,6 @@ def test_dynamic_sampling_with_uneven_drops_and_an_empty_process_is_the_one_proc
     # one Adam step moves each weight by about the learning rate (1e-5) in the gradient's direction: the same
     # adapter up to float noise on the weights whose gradient is near 0
     assert all(torch.allclose(ours[k], theirs[k], atol=5e-6) for k in ours)
-
-
-def test_dynamic_sampling_under_fsdp_from_an_accelerate_config_trains_every_step(tmp_path, bundled_model_dir):
-    # what died with SIGABRT on 2 of 2 seeds (gloo gathering per-row tensors of unequal size), now sharded by the
-    # launcher: `accelerate launch --config_file examples/sharded/fsdp2.yaml`, whose processes must also run the same
-    # forward passes (the padded rows see to it)
-    out = tmp_path / "run"
-    env = {k: v for k, v in os.environ.items() if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "ABSTAIN_NO_PROGRESS")}
-    done = subprocess.run([str(Path(sys.executable).parent / "accelerate"), "launch", "--config_file",
-                           str(EXAMPLES / "fsdp2.yaml"), "--num_processes", "2", "-m", "abstain", "train", "grpo",
-                           "--recipe", "tiny-grpo", "--set", "dynamic_sampling=true", "--set", "seed=1", "--out",
-                           str(out)], env=env, capture_output=True, text=True, timeout=600)
-    assert_one_writer(done, out, steps=2)
-    assert json.loads((out / "config.json").read_text())["policy"]["sharding"] == {
-        "kind": "fsdp", "zero_stage": None, "source": "the launcher (ACCELERATE_USE_FSDP)"}
 
 
 # ---- what cannot work on N processes is refused before anything trains --------------------------------------

@@ -197,8 +197,13 @@ class Policy:
     def _pretrained(self, path: str) -> Any:
         from trl.trainer.utils import create_model_from_path
 
+        kwargs = dict(self.init_kwargs)
+        if int(os.environ.get("WORLD_SIZE", "1") or 1) > 1 or self.sharding.kind != "none":
+            # as TRL loads a path on several processes: each process's copy (or shard) is placed by the trainer, not
+            # spread over every GPU of the node by device_map="auto"
+            kwargs.setdefault("device_map", None)
         try:
-            return create_model_from_path(path, **self.init_kwargs)
+            return create_model_from_path(path, **kwargs)
         except (ValueError, TypeError, ImportError) as exc:
             raise DataError(f"recipe: loading {path} with {self.init_kwargs} failed: {exc}") from None
 
@@ -368,6 +373,10 @@ def _refuse(policy: Policy, recipe: Recipe) -> None:
     if policy.dtype == "float16" and not policy.is_lora:
         raise DataError("recipe field 'dtype': float16 with a full fine-tune would step float16 weights (torch's "
                         "gradient scaler refuses to unscale float16 gradients): use bfloat16, or LoRA")
+    unused = sorted(set(policy.init_kwargs) - {"dtype", "attn_implementation"})
+    if policy.random_weights and unused:
+        raise DataError(f"recipe field trl.model_init_kwargs: {', '.join(unused)} cannot apply to {policy.model}, which "
+                        "is built from its config with random weights (only dtype and attn_implementation do)")
     if policy.random_weights and not policy.is_lora and (recipe.kind == "dpo" or getattr(recipe, "beta", 0.0) > 0):
         raise DataError(f"recipe field 'model': {policy.model} has no weights to load a reference model from (a full "
                         "fine-tune's reference is the model loaded again): train a LoRA adapter (the reference is the "
