@@ -82,6 +82,7 @@ def main(out: Path, overrides: list[str], by_group: bool = False, light: bool = 
                 "loss_tokens": int(output["completion_mask"].sum()),
                 "num_items_in_batch": float(output["num_items_in_batch"]),
                 "loss_scale": float(output.get("abstain_loss_scale", 1.0)),
+                "generation_batches": s["generation_batches"], "sampled_groups": s["sampled_groups"],
                 "losses": [],
             })
             return output

@@ -21,7 +21,6 @@ from abstain.train.rewards.advantages import (
     group_success_rates,
     outcome_codes,
     success_rate,
-    ternary_outcomes,
     tiar_bonus,
 )
 
@@ -173,11 +172,6 @@ def test_config_errors_say_what_to_change():
     with pytest.raises(ValueError, match=r"outcome 'maybe' at \[0, 1\]"):
         outcome_codes([[C, "maybe"]])
 
-
-def test_ternary_decoding_is_strict():
-    assert ternary_outcomes([1, -1, 0, math.nan]).tolist() == [0, 1, 2, 3]
-    with pytest.raises(ValueError, match=r"score 0\.5 \(row 1\).*'ternary' reward preset.*use_kl_in_reward=False"):
-        ternary_outcomes([1.0, 0.5])
 
 
 def test_combine_rewards_like_trl():

@@ -94,6 +94,13 @@ def test_cli_writes_parquet_with_a_fixed_schema(tmp_path):
     rows = table.to_pylist()
     assert [item_from_verl(row["extra_info"]) for row in rows] == want
     assert rows[0]["prompt"] == get_protocol("attribution").messages(want[0])
+    # the reward's always-abstain margin on this mix, as abstain train grpo says it for its own
+    profile = json.loads((tmp_path / "train.parquet.reward_profile.json").read_text())
+    assert profile["reward"] == "ternary" and profile["unanswerable_share"] == pytest.approx(0.3, abs=0.01)
+    assert "warning: always-abstain is optimal" in " ".join(r.output.split())  # ternary at p = 0.05
+    r = _export(tmp_path, "--data", str(data), "--protocol", "idk", "--reward", "idk_binary", "--unanswerable-ratio",
+                "0", "--out", str(out))  # answerable items only, where a refusal earns what a wrong answer does
+    assert r.exit_code == 0 and "always-abstain is optimal" not in r.output, r.output
 
 
 def test_cli_jsonl_from_a_file_and_its_errors(tmp_path):

@@ -19,6 +19,7 @@ import pytest
 import torch
 from safetensors.torch import load_file
 
+from abstain.data.suites import load_suite
 from abstain.schema import DataError
 from abstain.train.rewards.advantages import (
     AdvantageConfig,
@@ -49,7 +50,9 @@ def torchrun(*args: str, nproc: int = 2, cwd: Path | None = None, script: str = 
 
 
 def steps_logged(run: Path) -> list[int]:
-    return [json.loads(line)["step"] for line in (run / "metrics.jsonl").read_text().splitlines()]
+    """The steps of the training lines of metrics.jsonl (validation lines, eval_ keys only, left out)."""
+    rows = [json.loads(line) for line in (run / "metrics.jsonl").read_text().splitlines()]
+    return [row["step"] for row in rows if not all(k.startswith("eval_") for k in row if k not in ("step", "epoch"))]
 
 
 def assert_one_writer(done: subprocess.CompletedProcess, run: Path, steps: int) -> None:
@@ -255,9 +258,17 @@ def test_grpo_on_two_processes_writes_once_with_the_global_batch_and_a_vllm_engi
     # the advantage test below
     pytest.importorskip("vllm")
     out = tmp_path / "run"
+    # validation every step on 3 items of a suite (validation may name one; training may not): 2 answered by the
+    # first process, 1 by the second, scored once on the first
     done = torchrun("train", "grpo", "--recipe", "tiny-grpo", "--set", "rollout=vllm", "--set",
-                    "trl.rollout_eager=true", "--set", "trl.rollout_kv_cache_gib=0.5", "--out", str(out))
+                    "trl.rollout_eager=true", "--set", "trl.rollout_kv_cache_gib=0.5", "--set",
+                    "validation={suite: quick, limit: 3, every: 1, max_new_tokens: 4}", "--out", str(out))
     assert_one_writer(done, out, steps=2)
+    evals = [r for r in map(json.loads, (out / "metrics.jsonl").read_text().splitlines()) if "eval_items" in r]
+    assert [(r["step"], r["eval_items"]) for r in evals] == [(1, 3), (2, 3)] and all("eval_ab.f1" in r for r in evals)
+    record = json.loads((out / "validation.json").read_text())
+    assert [h["step"] for h in record["history"]] == [1, 2] and record["metric"] == "ab.f1"
+    assert [e["id"] for e in record["last"]["examples"]] == [i.id for i in load_suite("quick", 3).items]
     assert json.loads((out / "config.json").read_text())["recipe"]["rollout"] == "vllm"
     output = done.stdout + done.stderr
     assert output.count("always-abstain is optimal") == 1  # the reward profile, said once
@@ -294,9 +305,14 @@ def _joined(out: Path, world: int) -> list[dict]:
 # Every case once on 2 processes and once on 1, each in one launch (the processes start once for all the cases).
 # The losses, one of each normalization: the gathered tokens (dapo: tiar, coupled), this process's tokens (bnpo),
 # this process's rows (grpo; dr_grpo, sapo and luspo take the same scale), the last with an empty process.
+# Refill: every round's last group all wrong, so a step of 3 groups keeps 2 of the first round and 1 of a second
+# (fresh prompts); once with gradient accumulation (micro batches of 3: 2 per process, 4 on one).
 CRAFTED = {"tiar": "advantage=tiar,batch_size=12", "coupled": "advantage=coupled,batch_size=12",
-           "bnpo": "advantage=tiar,loss_type=bnpo,batch_size=12", "empty": "advantage=tiar,loss_type=grpo,batch_size=8"}
-ON_ONE = ("tiar", "bnpo", "empty")  # the one-process references
+           "bnpo": "advantage=tiar,loss_type=bnpo,batch_size=12", "empty": "advantage=tiar,loss_type=grpo,batch_size=8",
+           "refill": "advantage=tiar,batch_size=12,dynamic_sampling=refill",
+           "refill_accum": "advantage=tiar,batch_size=12,dynamic_sampling=refill,micro_batch_size=3"}
+ON_ONE = ("tiar", "bnpo", "empty", "refill")  # the one-process references
+DROPS = ("tiar", "bnpo", "empty")
 
 
 @pytest.fixture(scope="module")
@@ -354,7 +370,7 @@ def test_advantages_on_two_processes_are_those_of_one_on_the_gathered_batch(craf
 
 # ---- dynamic sampling with uneven drops: padded rows, the one-process loss ------------------------------------
 
-@pytest.mark.parametrize("case", ON_ONE)
+@pytest.mark.parametrize("case", DROPS)
 def test_dynamic_sampling_with_uneven_drops_and_an_empty_process_is_the_one_process_loss(crafted, case):
     ranks = [json.loads((crafted / "two" / case / f"rank-{r}.json").read_text())["steps"][0] for r in (0, 1)]
     single = json.loads((crafted / "one" / case / "rank-0.json").read_text())["steps"][0]
@@ -372,6 +388,37 @@ def test_dynamic_sampling_with_uneven_drops_and_an_empty_process_is_the_one_proc
     # one Adam step moves each weight by about the learning rate (1e-5) in the gradient's direction: the same
     # adapter up to float noise on the weights whose gradient is near 0
     assert all(torch.allclose(ours[k], theirs[k], atol=5e-6) for k in ours)
+
+
+def test_refill_samples_a_second_round_and_trains_the_one_process_step_with_or_without_accumulation(crafted):
+    def ranks(where: str, case: str, world: int) -> list[dict]:
+        return [json.loads((crafted / where / case / f"rank-{r}.json").read_text())["steps"][0] for r in range(world)]
+
+    single = ranks("one", "refill", 1)[0]
+    for case in ("refill", "refill_accum"):
+        two = ranks("two", case, 2)
+        assert [s["generation_batches"] for s in two] == [2, 2] and [s["sampled_groups"] for s in two] == [6, 6]
+        # the batch keeps TRL's size (6 rows a process) and is the same 3 groups as on one process: the first
+        # round's 2 mixed groups and the second round's first
+        assert [s["loss_rows"] for s in two] == [6, 6] and single["loss_rows"] == 12
+        assert two[0]["outcomes"] == two[1]["outcomes"] == single["outcomes"]
+        assert two[0]["responses"] + two[1]["responses"] == single["responses"]
+        assert two[0]["advantages"] + two[1]["advantages"] == pytest.approx(single["advantages"], abs=1e-6)
+        g = single["group_size"]
+        groups = [single["rewards_per_func"][k * g:(k + 1) * g] for k in range(3)]
+        assert all(len({tuple(r) for r in grp}) > 1 for grp in groups), "a kept group is uniform"
+        assert two[0]["num_items_in_batch"] == single["num_items_in_batch"]
+        if case == "refill":  # the processes' losses average to the one-process loss on the same kept groups
+            assert sum(s["losses"][0] for s in two) / 2 == pytest.approx(single["losses"][0], rel=1e-4, abs=1e-7)
+        else:  # two micro batches a process: the losses of one optimizer step
+            assert [len(s["losses"]) for s in two] == [2, 2]
+        metrics = [json.loads(x) for x in (crafted / "two" / case / "run" / "metrics.jsonl").read_text().splitlines()]
+        logged = [m for m in metrics if "abstain/kept_groups" in m]
+        assert [(m["abstain/sampled_groups"], m["abstain/kept_groups"], m["abstain/refill_bound_hit"])
+                for m in logged] == [(6.0, 3.0, 0.0)]
+        ours = load_file(str(crafted / "two" / case / "adapter.safetensors"))
+        theirs = load_file(str(crafted / "one" / "refill" / "adapter.safetensors"))
+        assert all(torch.allclose(ours[k], theirs[k], atol=5e-6) for k in ours)
 
 
 # ---- what cannot work on N processes is refused before anything trains --------------------------------------
@@ -445,7 +492,8 @@ def test_a_resume_on_another_number_of_processes_names_both(tmp_path, monkeypatc
 AGREE = textwrap.dedent("""
     import sys
     from abstain.train.trainers.distributed import World, agree_on, init_processes
-    from abstain.schema import DataError
+    from abstain.data.suites import load_suite
+from abstain.schema import DataError
 
     world = init_processes()
     # the main process offers checkpoint-3; the second process does not see it (another node, no shared filesystem)

@@ -52,3 +52,16 @@ def test_unknown_recipe_names_say_what_is_shipped():
         load_recipe("nope")
     with pytest.raises(DataError, match="--set 'steps': expected key=value"):
         load_recipe("tiny-grpo", ["steps"])
+
+
+def test_validation_may_name_a_suite_training_may_not():
+    recipe = load_recipe("tiny-grpo", ["validation={suite: heldout, limit: 8, every: 2, final: best}", "save_steps=2",
+                                       "dynamic_sampling=refill"])
+    assert recipe.validation.suite == "heldout" and recipe.validation.final == "best"
+    assert recipe.dynamic_sampling == "refill" and recipe.max_generation_batches == 4
+    with pytest.raises(DataError, match=r"data.suite 'heldout' is an evaluation suite"):
+        load_recipe("tiny-grpo", ["data={suite: heldout}"])
+    with pytest.raises(DataError, match=r"validation.every \(3\) must be a multiple of save_steps \(2\)"):
+        load_recipe("tiny-grpo", ["validation={suite: heldout, every: 3, final: best}", "save_steps=2"])
+    with pytest.raises(DataError, match=r"dynamic_sampling"):
+        load_recipe("tiny-grpo", ["dynamic_sampling=sometimes"])

@@ -100,7 +100,7 @@ def test_the_shipped_cpu_demo_pipeline_runs_end_to_end_at_a_tiny_size(tmp_path, 
     shipped = yaml.safe_load((resources.files("abstain.train") / "recipes" / "cpu-demo.yaml").read_text())
     shrink = {  # the shipped stages, every size cut to a step
         "sft": ["data.synth.n=8", "epochs=null", "steps=1", "batch_size=2", "save_steps=1",
-                "validation.synth.n=2", "validation_tokens=8"],
+                "validation.synth.n=2", "validation.max_new_tokens=8"],
         # transformers rollouts: the vLLM rollout of a GRPO run has its own tests (tests/test_vllm.py)
         "grpo": ["data.synth.n=4", "steps=1", "batch_size=4", "num_generations=2", "max_completion_length=8",
                  "save_steps=1", "rollout=transformers"],
@@ -121,3 +121,27 @@ def test_the_shipped_cpu_demo_pipeline_runs_end_to_end_at_a_tiny_size(tmp_path, 
     assert (out / "sft" / "validation.json").exists() and (out / "grpo" / "final" / "adapter").is_dir()
     metrics = [json.loads(line) for line in (out / "grpo" / "metrics.jsonl").read_text().splitlines()]
     assert any("abstain/dropped_groups" in m for m in metrics)
+
+
+def test_validation_while_training_keeps_the_best_checkpoint_and_final_holds_it(tmp_path, bundled_model_dir):
+    from safetensors.torch import load_file
+
+    out = tmp_path / "sft"
+    # validation on a suite (allowed: it is not trained on) every 2 steps; every answer scores alike at 4 tokens, so
+    # the first validation stays the best, and final/ must hold step 2's adapter, not step 4's
+    r = CliRunner().invoke(app, ["train", "sft", "--recipe", "tiny-sft", "--out", str(out), "--set", "steps=4",
+                                 "--set", "save_steps=1", "--set", "save_total_limit=2", "--set", "learning_rate=1e-3",
+                                 "--set", "validation={suite: quick, limit: 2, every: 2, max_new_tokens: 4, "
+                                          "metric: r1.u_ref, final: best}"])
+    assert r.exit_code == 0, r.output
+    evals = [row for row in map(json.loads, (out / "metrics.jsonl").read_text().splitlines()) if "eval_items" in row]
+    assert [(row["step"], row["eval_items"]) for row in evals] == [(2, 2), (4, 2)]
+    record = json.loads((out / "validation.json").read_text())
+    assert record["metric"] == "r1.u_ref" and record["best_checkpoint"].endswith("checkpoint-2")
+    assert "r1.u_ref_ci" in record["last"]  # the last validation has its CIs
+    # a checkpoint every step, two kept: the best one survives the rotation beside the last
+    assert sorted(p.name for p in (out / "checkpoints").glob("checkpoint-*")) == ["checkpoint-2", "checkpoint-4"]
+    final = load_file(str(adapter_dir(str(out)) / "adapter_model.safetensors"))
+    best = load_file(str(out / "checkpoints" / "checkpoint-2" / "adapter_model.safetensors"))
+    last = load_file(str(out / "checkpoints" / "checkpoint-4" / "adapter_model.safetensors"))
+    assert all(torch.equal(final[k], best[k]) for k in best) and any(not torch.equal(final[k], last[k]) for k in last)

@@ -53,12 +53,24 @@ def _config(**values) -> OmegaConf:
     return cfg
 
 
-def _via_verl(scores, uids, estimator: str, config, mask=None) -> torch.Tensor:
-    """veRL's own dispatcher (ray_trainer.compute_advantage) on a DataProto, as the trainer calls it."""
+TERNARY = {1.0: "correct", -1.0: "wrong", 0.0: "abstain"}
+
+
+def _outcomes(scores) -> np.ndarray:
+    """What abstain's compute_score puts in non_tensor_batch for ternary scores."""
+    return np.asarray([TERNARY[float(s)] for s in scores], dtype=object)
+
+
+def _via_verl(scores, uids, estimator: str, config, mask=None, outcomes=None) -> torch.Tensor:
+    """veRL's own dispatcher (ray_trainer.compute_advantage) on a DataProto, as the trainer calls it, with the
+    outcome column compute_score's extra info leaves in non_tensor_batch (``outcomes=False``: none)."""
     scores = torch.as_tensor(scores, dtype=torch.float32)
     mask = torch.ones(len(scores), 3) if mask is None else mask
+    non_tensors = {"uid": np.asarray(uids, dtype=object)}
+    if outcomes is not False:
+        non_tensors["outcome"] = _outcomes(scores) if outcomes is None else np.asarray(outcomes, dtype=object)
     data = DataProto.from_dict(tensors={"token_level_rewards": _ternary_rewards(scores, mask), "response_mask": mask},
-                               non_tensors={"uid": np.asarray(uids, dtype=object)})
+                               non_tensors=non_tensors)
     out = compute_advantage(data, adv_estimator=estimator, config=config)
     assert torch.equal(out.batch["advantages"], out.batch["returns"])
     return out.batch["advantages"]
@@ -74,8 +86,10 @@ def test_lambda_zero_equals_verl_grpo_bit_for_bit(batch_size, seq_len, num_group
     mask = _rand_mask(batch_size, seq_len)
     rewards = _ternary_rewards(torch.randint(-1, 2, (batch_size,)).float(), mask)
     want, want_returns = compute_grpo_outcome_advantage(rewards.clone(), mask, index, norm_adv_by_std_in_grpo=norm)
+    outcomes = {"outcome": _outcomes(rewards.sum(-1))}  # veRL's keyword for GDPO, taken when given
     got, returns = get_adv_estimator_fn(name)(token_level_rewards=rewards.clone(), response_mask=mask, index=index,
-                                              config=_config(tiar_lambda=0.0, norm_adv_by_std_in_grpo=norm))
+                                              config=_config(tiar_lambda=0.0, norm_adv_by_std_in_grpo=norm),
+                                              non_tensor_batch=outcomes)
     assert got.shape == want.shape == (batch_size, seq_len)
     assert torch.equal(got, want) and torch.equal(returns, want_returns)
 
@@ -120,12 +134,29 @@ def test_advantages_follow_the_response_mask():
         assert len(set(adv[row][mask[row] == 1].tolist())) == 1 and adv[row, 0] != 0
 
 
-@pytest.mark.parametrize("score", [0.5, 2.0, -0.999])
-def test_a_non_ternary_score_fails_loudly(score):
-    with pytest.raises(ValueError, match=r"not a ternary reward.*'ternary' reward preset.*use_kl_in_reward=False"):
-        _via_verl([1.0, score], ["q", "q"], "tiar", _config())
+def test_without_the_scorers_outcomes_the_estimator_refuses_at_the_first_step():
+    with pytest.raises(ValueError, match=r"'tiar' advantage estimator takes each response's outcome.*no 'outcome' "
+                                         r"column.*pkg://abstain.integrations.verl.reward"):
+        _via_verl([1.0, 0.0], ["q", "q"], "tiar", _config(), outcomes=False)
+    with pytest.raises(ValueError, match=r"outcomes \['maybe'\].*not abstain's compute_score"):
+        _via_verl([1.0, 0.0], ["q", "q"], "tiar_coupled", _config(), outcomes=["correct", "maybe"])
 
 
-def test_kl_in_reward_is_refused():
-    with pytest.raises(ValueError, match="use_kl_in_reward=False"):
-        _via_verl([1.0, 0.0], ["q", "q"], "tiar", _config(use_kl_in_reward=True))
+def test_outcomes_come_from_the_scorer_not_the_score():
+    # idk_binary: correct 1, wrong 0, refusal 0. Read from the score, the two wrong answers would be abstentions
+    # (bonus -1 each) and the abstention would get -1 instead of +1/3 (p = 1/3 over the three attempts).
+    scores, outcomes = [1.0, 0.0, 0.0, 0.0], ["correct", "wrong", "abstain", "wrong"]
+    got = _via_verl(scores, ["q"] * 4, "tiar", _config(norm_adv_by_std_in_grpo=False), outcomes=outcomes)[:, -1]
+    torch.testing.assert_close(got, torch.tensor([0.75, -0.25, -0.25 + 1 / 3, -0.25]), rtol=1e-6, atol=1e-6)
+    # ternary_ook: a refusal of an unanswerable item scores +1 and is still an abstention
+    got = _via_verl([1.0, 1.0, -1.0, -1.0], ["q"] * 4, "tiar", _config(norm_adv_by_std_in_grpo=False),
+                    outcomes=["abstain", "correct", "wrong", "wrong"])[:, -1]
+    torch.testing.assert_close(got, torch.tensor([1.0 + 1 / 3, 1.0, -1.0, -1.0]), rtol=1e-6, atol=1e-6)
+
+
+def test_a_kl_penalty_in_the_reward_moves_the_scores_not_the_outcomes():
+    scores = [0.95, -0.03, -1.02, -0.98]  # ternary scores moved by a KL penalty (algorithm.use_kl_in_reward)
+    outcomes = ["correct", "abstain", "wrong", "wrong"]
+    grpo = _via_verl(scores, ["q"] * 4, "tiar", _config(use_kl_in_reward=True, tiar_lambda=0.0), outcomes=outcomes)
+    tiar = _via_verl(scores, ["q"] * 4, "tiar", _config(use_kl_in_reward=True, tiar_lambda=1.0), outcomes=outcomes)
+    torch.testing.assert_close((tiar - grpo)[:, -1], torch.tensor([0.0, 1 / 3, 0.0, 0.0]), rtol=1e-6, atol=1e-6)

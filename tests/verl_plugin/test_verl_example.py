@@ -35,10 +35,21 @@ def test_the_example_loads_our_reward_and_estimator(config):
 
     fn = get_custom_reward_fn(config)
     assert fn.args[0] is compute_score and dict(fn.args[1]) == {"preset": "ternary"}
+    # three wrong answers and an abstention, scored by the loaded reward function; veRL keeps its extra keys per
+    # sample in non_tensor_batch, where the estimator reads the outcomes
+    from abstain.integrations.verl.dataset import verl_row
+    from abstain.schema import Item
+
+    row = verl_row(Item(id="q", question="What is 2 + 3?", answers=["5"], label="answerable"), "idk", index=0)
+    texts = ["\\boxed{4}", "\\boxed{6}", "\\boxed{7}", "\\boxed{I don't know.}"]
+    results = [fn(data_source=row["data_source"], solution_str=t, ground_truth=row["reward_model"]["ground_truth"],
+                  extra_info=row["extra_info"]) for t in texts]
+    assert [r["outcome"] for r in results] == ["wrong", "wrong", "wrong", "abstain"]
     rewards = torch.zeros(4, 2)
-    rewards[:, -1] = torch.tensor([-1.0, -1.0, -1.0, 0.0])  # p = 0: abstaining is the right call, +1
+    rewards[:, -1] = torch.tensor([r["score"] for r in results])  # p = 0: abstaining is the right call, +1
     data = DataProto.from_dict(tensors={"token_level_rewards": rewards, "response_mask": torch.ones(4, 2)},
-                               non_tensors={"uid": np.array(["q"] * 4, dtype=object)})
+                               non_tensors={"uid": np.array(["q"] * 4, dtype=object),
+                                            "outcome": np.array([r["outcome"] for r in results], dtype=object)})
     out = compute_advantage(data, adv_estimator=config.algorithm.adv_estimator, config=config.algorithm)
     want = torch.tensor([-0.25, -0.25, -0.25, 0.75]) / (0.5 + 1e-6) + torch.tensor([0.0, 0.0, 0.0, 1.0])
     torch.testing.assert_close(out.batch["advantages"][:, -1], want)  # std of [-1, -1, -1, 0] is 1/2

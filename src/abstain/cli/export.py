@@ -35,6 +35,8 @@ def verl(
                    "(the papers use 0.3). Default: every item."),
     n: int | None = typer.Option(None, help="Rows to write (default: as many as the items and the ratio allow)."),
     seed: int = typer.Option(0, help="Seed of the mix; same seed -> identical output."),
+    reward: str = typer.Option("ternary", help="The reward preset veRL's compute_score will use: its always-abstain "
+                               "margin on this mix is said and written beside --out (<out>.reward_profile.json)."),
     allow_eval_suite: list[str] = allow_eval_suite_option(),
 ) -> None:
     """Items -> veRL's RL dataset rows (data_source, prompt, ability, reward_model, extra_info)."""
@@ -56,6 +58,22 @@ def verl(
         written = write_rows(rows, out)
     unanswerable = sum(r["extra_info"]["label"] == "unanswerable" for r in rows)
     console.print(f"wrote {written} rows ({unanswerable} unanswerable, protocol {protocol}) -> {out}")
+    _say_profile(reward, mixed, Path(f"{out}.reward_profile.json"))
+
+
+def _say_profile(preset: str, items: list, record: Path) -> None:
+    """The reward's always-abstain margin on the exported mix, as ``abstain train grpo`` says it for its own."""
+    import json
+    import logging
+
+    from abstain.train.rewards.presets import make_reward
+    from abstain.train.rewards.profile import mix_profile, profile_message
+
+    with friendly_errors():
+        profile = mix_profile(make_reward(preset), items)
+    record.write_text(json.dumps(profile.to_json(), indent=2) + "\n", encoding="utf-8")
+    level, text = profile_message(profile)
+    console.print(("[bold yellow]warning:[/] " if level >= logging.WARNING else "") + text, markup=True, highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -32,7 +32,7 @@ from pydantic import BaseModel, Field, ValidationError, field_validator, model_v
 from abstain.judges.options import JudgeConfig
 from abstain.protocols import PROTOCOLS
 from abstain.schema import DataError
-from abstain.train.data.spec import STRICT, DataSpec, SynthSpec, UMWPSpec
+from abstain.train.data.spec import STRICT, DataSpec, SynthSpec, UMWPSpec, ValidationSpec
 
 __all__ = [
     "DPORecipe",
@@ -82,6 +82,9 @@ class Recipe(BaseModel):
     description: str = ""
     model: str = Field(default="bundled", description="bundled | hf:<dir or hub id> | a training run folder")
     data: DataSpec | None = Field(default=None, description="the training items (GRPO; SFT unless sft_file)")
+    validation: ValidationSpec | None = Field(default=None, description="items the policy answers while it trains "
+                                              "(every N steps, at the end), scored like abstain eval (a suite is "
+                                              "allowed: validation is not training)")
     protocol: str = Field(default="idk", description="the protocol whose prompts the model is trained on")
     seed: int = Field(default=0, description="training seed (sampling, shuffling, LoRA init)")
     steps: int | None = Field(default=None, ge=1, description="optimizer steps (max_steps); or give epochs")
@@ -141,12 +144,19 @@ class Recipe(BaseModel):
         from abstain.data.guard import allowed_suites
 
         allowed = allowed_suites(self.allow_eval_suites)
-        for where in ("data", "validation"):
-            spec = getattr(self, where, None)
-            if spec is not None and spec.suite is not None and spec.suite not in allowed:
-                raise ValueError(f"{where}.suite {spec.suite!r} is an evaluation suite abstain keeps out of training "
-                                 f"(abstain.data.guard); train on a synth spec, umwp or a file, or opt in with "
-                                 f"allow_eval_suites: [{spec.suite}]")
+        spec = self.data  # validation may name any suite: it is not trained on
+        if spec is not None and spec.suite is not None and spec.suite not in allowed:
+            raise ValueError(f"data.suite {spec.suite!r} is an evaluation suite abstain keeps out of training "
+                             f"(abstain.data.guard); train on a synth spec, umwp or a file, or opt in with "
+                             f"allow_eval_suites: [{spec.suite}]")
+        check = self.validation
+        if check is not None:
+            if check.protocol is not None and check.protocol not in PROTOCOLS:
+                raise ValueError(f"validation.protocol: unknown protocol {check.protocol!r}; choose one of "
+                                 f"{sorted(PROTOCOLS)}")
+            if check.final == "best" and (check.every is None or check.every % self.save_steps):
+                raise ValueError(f"validation.final: best keeps the best validation's checkpoint, so validation.every "
+                                 f"({check.every}) must be a multiple of save_steps ({self.save_steps})")
         split = sorted({"per_device_train_batch_size", "gradient_accumulation_steps"} & set(self.trl))
         if split:
             raise ValueError(f"trl: {', '.join(split)} is abstain's to set: give the global batch_size, and "
@@ -175,8 +185,12 @@ class GRPORecipe(Recipe):
     rollout: Literal["transformers", "vllm"] = Field(default="transformers", description="who samples the "
                                                      "completions: TRL's generate, or vLLM fed the policy's weights "
                                                      "every step (abstain.train.trainers.rollout)")
-    dynamic_sampling: bool = Field(default=False, description="DAPO-style: drop from the loss every group whose "
-                                   "completions all got the same reward (no learning signal, only dilution)")
+    dynamic_sampling: bool | Literal["refill"] = Field(
+        default=False, description="DAPO's dynamic sampling: true drops from the loss every group whose completions all "
+        "got the same reward (no learning signal, only dilution); refill samples more prompts until the batch holds "
+        "batch_size / num_generations such informative groups (abstain.train.trainers.dynamic_sampling)")
+    max_generation_batches: int = Field(default=4, ge=1, description="refill: generation rounds a step may sample, "
+                                        "the first included (veRL's filter_groups.max_num_gen_batches)")
 
     @model_validator(mode="after")
     def _check_reward(self) -> GRPORecipe:
@@ -215,8 +229,6 @@ class SFTRecipe(Recipe):
                                     "('ELICIT=0.4,COND=0.3,ABS=0.3') and on_fail (error | drop)")
     sft_file: str | None = Field(default=None, description="prompt/completion JSONL instead of building targets")
     max_length: int = Field(default=512, ge=16, description="longest prompt + completion in tokens")
-    validation: DataSpec | None = Field(default=None, description="items to evaluate the result on (greedy)")
-    validation_tokens: int = Field(default=128, ge=1, description="generation budget of the validation")
 
     @model_validator(mode="after")
     def _one_source(self) -> SFTRecipe:

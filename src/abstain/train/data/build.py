@@ -20,7 +20,7 @@ from pathlib import Path
 from abstain.schema import DataError, Item, read_jsonl
 from abstain.train.data.spec import DataSpec
 
-__all__ = ["load_items", "matched_to_policy"]
+__all__ = ["load_items", "load_validation_items", "matched_to_policy"]
 
 log = logging.getLogger(__name__)
 
@@ -64,6 +64,14 @@ def load_items(spec: DataSpec, allow: Sequence[str] = ()) -> list[Item]:
     items = select_items(items, spec.limit, spec.seed) if spec.limit else list(items)
     check_training(items, source, allow)
     return items
+
+
+def load_validation_items(spec: DataSpec) -> list[Item]:
+    """A recipe's ``validation:`` items: as :func:`load_items` reads them, but any evaluation suite may be named or
+    overlapped — validation is not trained on (the training guard applies to ``data`` alone)."""
+    from abstain.data.suites import SUITES
+
+    return load_items(spec, allow=tuple(SUITES))
 
 
 def _original_key(item: Item) -> str:

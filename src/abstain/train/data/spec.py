@@ -16,11 +16,13 @@ Example:
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from abstain.synth.seeds import check_seed
 
-__all__ = ["STRICT", "DataSpec", "SynthSpec", "UMWPSpec"]
+__all__ = ["STRICT", "DataSpec", "SynthSpec", "UMWPSpec", "ValidationSpec"]
 
 STRICT = ConfigDict(extra="forbid", frozen=True)
 
@@ -87,3 +89,30 @@ class DataSpec(BaseModel):
 
             suite(self.suite)  # a known suite (whether the run may train on it: Recipe.allow_eval_suites)
         return self
+
+
+class ValidationSpec(DataSpec):
+    """``validation:`` of a recipe: items the policy answers while it trains, scored like ``abstain eval``.
+
+    The items come as a :class:`DataSpec`'s (a suite is allowed here: validation is not training); ``every``
+    N optimizer steps (and at the end) the policy answers them under ``protocol``, greedily by default, the answers
+    are split over the processes and scored by abstain's own scorer and metrics, and the numbers are logged with an
+    ``eval_`` prefix to ``metrics.jsonl`` and kept in ``validation.json``. ``metric`` (``mode``: max or min) names
+    the best validation, whose checkpoint is kept; ``final: best`` makes ``final/`` that checkpoint's model.
+
+    Example:
+        >>> ValidationSpec(suite="mip-gsm8k-val", limit=32, every=10, metric="ab.f1", final="best").final
+        'best'
+    """
+
+    protocol: str | None = Field(default=None, description="the protocol asked (default: the recipe's)")
+    every: int | None = Field(default=None, ge=1, description="validate every N optimizer steps (and at the end); "
+                              "null: once, at the end")
+    max_new_tokens: int = Field(default=128, ge=1, description="generation budget per answer")
+    temperature: float = Field(default=0.0, ge=0, description="0: greedy")
+    metric: str = Field(default="ab.f1", description="the metric (a key of abstain's metrics.json) that picks the "
+                        "best validation and its checkpoint")
+    mode: Literal["max", "min"] = Field(default="max", description="whether a higher or a lower metric is better")
+    final: Literal["last", "best"] = Field(default="last", description="what final/ holds: the last step's model, "
+                                           "or the best validation's checkpoint (every must be a multiple of "
+                                           "save_steps)")

@@ -95,7 +95,6 @@ __all__ = [
     "group_success_rates",
     "outcome_codes",
     "success_rate",
-    "ternary_outcomes",
     "tiar_bonus",
 ]
 
@@ -273,27 +272,6 @@ def outcome_codes(outcomes: Any) -> np.ndarray:
             raise ValueError(f"outcome {name!r} at {where}; expected one of {', '.join(OUTCOMES)}")
         codes[i] = lookup[name]
     return codes.reshape(arr.shape)
-
-
-def ternary_outcomes(scores: Any) -> np.ndarray:
-    """Outcome codes decoded from ternary rewards: +1 correct, -1 wrong, 0 abstain, NaN unscored.
-
-    Any other value raises: the score was not made by the ``ternary`` preset alone (veRL's estimators see
-    only this number).
-
-    Example:
-        >>> ternary_outcomes([1.0, -1.0, 0.0, float("nan")]).tolist()
-        [0, 1, 2, 3]
-    """
-    s = np.asarray(scores.detach().double().cpu().numpy() if is_tensor(scores) else scores, dtype=np.float64)
-    codes = np.select([s == 1, s == -1, s == 0, np.isnan(s)], [CORRECT, WRONG, ABSTAIN, UNSCORED], -1)
-    if (codes < 0).any():
-        i = int(np.flatnonzero(codes < 0)[0])
-        raise ValueError(
-            f"score {float(s.reshape(-1)[i])!r} (row {i}) is not a ternary reward (+1 correct, -1 wrong, 0 abstain): "
-            "TIAR reads the outcome from the score, so it needs the 'ternary' reward preset alone and no KL "
-            "penalty in the reward (veRL: algorithm.use_kl_in_reward=False)")
-    return codes.astype(np.int8)
 
 
 def combine_rewards(rewards_per_func: Any, weights: Any = None) -> Any:

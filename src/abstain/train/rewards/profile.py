@@ -39,13 +39,18 @@ Example:
 
 from __future__ import annotations
 
+import json
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from abstain.train.rewards.presets import RewardFunction, make_reward
 
-__all__ = ["MixProfile", "RewardProfile", "mix_profile", "reward_profile"]
+__all__ = ["MixProfile", "RewardProfile", "mix_profile", "profile_message", "report_mix", "reward_profile"]
+
+log = logging.getLogger(__name__)
 
 _ANSWERABLE = {"id": "profile-a", "question": "Tom has 3 apples and buys 2 more. How many apples does Tom have?",
                "answers": ["5"], "label": "answerable"}
@@ -96,6 +101,8 @@ class RewardProfile:
     def break_even_p(self, u: float) -> float:
         """The accuracy at which the margin is 0 (clipped to [0, 1]): below it, always-abstain wins."""
         slope = (1 - u) * (self.correct - self.wrong)
+        if slope == 0:  # no answerable item (u = 1), or a reward blind to correctness: p does not matter
+            return 0.0 if self.margin(u, 0.0) > 0 else 1.0
         p = -self.margin(u, 0.0) / slope
         return round(min(max(p, 0.0), 1.0), 6)
 
@@ -229,3 +236,46 @@ def mix_profile(reward: RewardFunction, items: Sequence[Any]) -> MixProfile:
     p = sum(probed) / len(probed) if probed else None
     margin = plain.margin(u, p if p is not None else UNPROBED_P) if len(answerable) > len(beyond) else None
     return MixProfile(plain, beyond_prof, u, p, len(answerable), len(beyond), margin)
+
+
+def report_mix(reward: RewardFunction, items: Sequence[Any], record: Path | None = None) -> MixProfile | None:
+    """Say whether always-abstain beats always-answer on this mix, as ``abstain train grpo`` and ``abstain export
+    verl`` do: the profile written to ``record`` (``reward_profile.json``) when given, a warning when the mix
+    collapses at the probed accuracy (or at p = 0.05 when nothing was probed), else one info line. Answerable items
+    beyond the policy, where the reward pays a refusal (``rl_ua``), are reported apart (:func:`mix_profile`). A
+    profile that cannot be computed (an LLM judge out of reach) is a warning, and None.
+
+    Example:
+        >>> from types import SimpleNamespace as Item
+        >>> mix = [Item(label="answerable", meta={}), Item(label="unanswerable", meta={})]
+        >>> report_mix(make_reward("ternary"), mix).collapses
+        True
+    """
+    try:
+        profile = mix_profile(reward, items)
+    except Exception as exc:  # noqa: BLE001 - e.g. an LLM judge that cannot be reached: training goes on
+        log.warning("no reward profile (%s: %s)", type(exc).__name__, exc)
+        return None
+    if record is not None:
+        Path(record).write_text(json.dumps(profile.to_json(), indent=2) + "\n", encoding="utf-8")
+    level, text = profile_message(profile)
+    log.log(level, "%s", text)
+    return profile
+
+
+def profile_message(profile: MixProfile) -> tuple[int, str]:
+    """The logging level and the text that say what :func:`report_mix` says: a warning when always-abstain wins.
+
+    Example:
+        >>> from types import SimpleNamespace as Item
+        >>> mix = [Item(label="answerable", meta={}), Item(label="unanswerable", meta={})]
+        >>> level, text = profile_message(mix_profile(make_reward("ternary"), mix))
+        >>> level == logging.WARNING, text.startswith("always-abstain is optimal")
+        (True, True)
+    """
+    if profile.collapses:
+        return logging.WARNING, (
+            f"always-abstain is optimal: {profile.report()} (at p = {profile.at_p:.2f}"
+            f"{'' if profile.probed_p is not None else ', no probe given'}); lower reward_config.false_refusal_penalty, "
+            "lower the unanswerable share or train on problems the policy solves (data.probe)")
+    return logging.INFO, profile.report()

@@ -16,6 +16,7 @@ from __future__ import annotations
 from abstain.backends.base import MissingDependencyError
 from abstain.train.recipe import DPORecipe
 from abstain.train.trainers.arguments import trl_config
+from abstain.train.trainers.validate import validation_callback
 from abstain.train.trainers.runner import ProgressFn, TrainResult, finish, start
 
 try:
@@ -39,4 +40,5 @@ def run_dpo(recipe: DPORecipe, out: str, resume: bool = False, progress: Progres
     model, peft_config = run.policy.load()
     trainer = DPOTrainer(model=model, args=args, train_dataset=Dataset.from_list(rows), peft_config=peft_config,
                          callbacks=run.callbacks(progress))
+    validation_callback(recipe, run, trainer)
     return finish(trainer, run, recipe, checkpoint)

@@ -30,12 +30,14 @@ completions table (``log_completions``) shows TRL's own values: for ``coupled`` 
 the advantages normalized from them, for ``tiar`` the advantages *before* the bonus. ``last_step`` keeps
 this step's rows, outcomes, rewards, TRL's advantages, the bonus and the advantages used, for inspection.
 
-``dynamic_sampling`` (DAPO's dynamic sampling, without its refill): after the advantages exist, every group whose
-rewards (as TRL normalized them) are all equal and whose abstentions got no TIAR bonus — its advantages are
-all 0 — leaves the batch the loss sees (``last_step["kept_rows"]``; ``abstain/dropped_groups`` logs the share),
-so uninformative groups no longer dilute the token normalization of the others or pull through the KL term.
-DAPO refills the batch by sampling more prompts; here the batch shrinks (oversample with a larger
-``batch_size`` instead).
+``dynamic_sampling`` (DAPO's dynamic sampling; :mod:`abstain.train.trainers.dynamic_sampling`): a group whose rewards
+(as TRL normalized them) are all equal and whose abstentions got no TIAR bonus teaches nothing (its advantages are
+all 0). ``true`` (``drop``) removes such groups from the batch the loss sees (``last_step["kept_rows"]``), so they
+no longer dilute the token normalization of the others or pull through the KL term; the batch shrinks.
+``refill`` samples further generation rounds of fresh prompts until the batch holds ``batch_size /
+num_generations`` informative groups (at most ``max_generation_batches`` rounds), so the batch keeps TRL's size.
+Each step logs ``abstain/sampled_groups``, ``abstain/kept_groups`` (and for refill ``abstain/generation_batches``,
+``abstain/refill_bound_hit``).
 
 Example (on a CPU; see ``abstain train grpo`` for the recipe-driven form)::
 
@@ -70,10 +72,20 @@ from abstain.train.rewards.advantages import (
 from abstain.train.recipe import GRPORecipe
 from abstain.train.rewards.inputs import SCORED_COLUMN, completion_text, items_from_columns
 from abstain.train.rewards.presets import RewardFunction, make_reward
+from abstain.train.rewards.profile import report_mix
 from abstain.train.trainers.distributed import main_first
+from abstain.train.trainers.dynamic_sampling import (
+    choose_groups,
+    dynamic_mode,
+    informative_groups,
+    loss_scale,
+    refill_rows,
+    stack_rows,
+)
 from abstain.train.trainers.arguments import trl_config
 from abstain.train.trainers.runner import ProgressFn, TrainResult, TrainRun, finish, start
 from abstain.train.trainers.trl_guard import check_overrides, check_trl
+from abstain.train.trainers.validate import validation_callback
 
 try:
     import torch
@@ -117,9 +129,13 @@ class AbstainGRPOConfig(GRPOConfig):
     rollout_compile: bool = field(default=False, metadata={
         "help": "transformers rollout on a GPU: a static KV cache and torch.compile'd decoding (CUDA graphs), which "
                 "TRL switches off; the first step compiles"})
-    dynamic_sampling: bool = field(default=False, metadata={
-        "help": "DAPO-style: drop every group whose completions all got the same reward (and no TIAR bonus) from "
-                "the batch the loss sees (the same groups on every process); steps_per_generation 1"})
+    dynamic_sampling: str = field(default="off", metadata={
+        "help": "DAPO's dynamic sampling: off | drop (true: every group whose completions all got the same reward and "
+                "no TIAR bonus leaves the batch the loss sees; steps_per_generation 1) | refill (more prompts are "
+                "sampled until the batch holds batch_size / num_generations informative groups)"})
+    max_generation_batches: int = field(default=4, metadata={
+        "help": "refill: generation rounds a step may sample, the first included (veRL's "
+                "algorithm.filter_groups.max_num_gen_batches); a step that hits it logs abstain/refill_bound_hit"})
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -135,14 +151,19 @@ class AbstainGRPOConfig(GRPOConfig):
         if self.advantage != "grpo" and self.multi_objective_aggregation != "sum_then_normalize":
             raise ValueError("advantage tiar / coupled build on TRL's sum_then_normalize aggregation; "
                              "set multi_objective_aggregation='sum_then_normalize'")
-        if self.dynamic_sampling and self.steps_per_generation not in (None, 1):
-            raise ValueError("dynamic_sampling drops groups from the generation batch: it needs steps_per_generation=1 "
-                             "(gradient_accumulation_steps 1)")
-        if self.dynamic_sampling:
+        self.dynamic_sampling = dynamic_mode(self.dynamic_sampling)
+        if self.max_generation_batches < 1:
+            raise ValueError(f"max_generation_batches must be >= 1, got {self.max_generation_batches}")
+        if self.dynamic_sampling == "drop" and self.steps_per_generation not in (None, 1):
+            raise ValueError("dynamic_sampling=true drops groups from the generation batch: it needs "
+                             "steps_per_generation=1 (gradient_accumulation_steps 1); dynamic_sampling=refill keeps "
+                             "the batch's size and works with accumulation")
+        if self.dynamic_sampling == "drop":
             loss_scale(self.loss_type, world=1, rows=1, kept_rows=1, tokens=1.0, kept_tokens=1.0)  # a known loss_type
             if self.entropy_coef or self.use_adaptive_entropy:
-                raise ValueError("dynamic_sampling rescales the policy loss of uneven processes, which TRL's entropy "
-                                 "bonus is added to: leave entropy_coef at 0 and use_adaptive_entropy off with it")
+                raise ValueError("dynamic_sampling=true rescales the policy loss of uneven processes, which TRL's "
+                                 "entropy bonus is added to: leave entropy_coef at 0 and use_adaptive_entropy off with "
+                                 "it (or use dynamic_sampling=refill)")
         if self.num_generations is not None and self.num_generations < 2:
             raise ValueError("num_generations must be >= 2: GRPO compares the completions of one prompt")
 
@@ -258,22 +279,22 @@ class AbstainGRPOTrainer(GRPOTrainer):
     # -- the TIAR bonus on TRL's advantages, and the metrics ------------------------------------------
 
     def _generate_and_score_completions(self, inputs):  # type: ignore[override]
-        self._scored = None
-        output = super()._generate_and_score_completions(inputs)
-        step, self._scored = self._scored, None
+        output, step = self._score_round(inputs)
         if step is None:  # no abstain reward function (advantage: grpo): TRL's step as it is
             return output
-        trl_advantages = output["advantages"]
-        n = len(trl_advantages)
-        index = self.accelerator.process_index
-        process_slice = slice(index * n, (index + 1) * n)
-        bonus = step.bonus[process_slice].to(trl_advantages.device)
-        if self.advantage_config.advantage == "tiar":
-            output["advantages"] = trl_advantages + bonus
+        mode = self.args.dynamic_sampling if self.model.training else "off"
+        if mode == "refill":
+            output, step = self._refill(inputs, output, step)
         used = output["advantages"]
         self._record_step(step, self.accelerator.gather(used).detach().float().cpu())
         full, kept = output, None
-        if self.args.dynamic_sampling and self.model.training:
+        if mode != "off":
+            g = step.group_size
+            informative = informative_groups(step.used, self.reward_weights, step.bonus, g)
+            metrics = self._abstain_metrics[self._mode()]
+            metrics["abstain/sampled_groups"].append(float(step.sampled_groups or len(informative)))
+            metrics["abstain/kept_groups"].append(float(informative.sum()))
+        if mode == "drop":
             output, kept = self._drop_uniform_groups(output, step)
         self.last_step = {
             "rows": step.rows,
@@ -281,20 +302,108 @@ class AbstainGRPOTrainer(GRPOTrainer):
             "behaviors": step.behaviors,
             "rewards_per_func": step.returned.cpu(),
             "trl_rewards_per_func": step.used.cpu(),
-            "trl_advantages": trl_advantages.detach().cpu(),
-            "tiar_bonus": bonus.detach().cpu(),
+            "trl_advantages": step.trl_advantages.detach().cpu(),
+            "tiar_bonus": step.bonus[step.process_slice].detach().cpu(),
             "advantages": used.detach().cpu(),
             "prompt_ids": full["prompt_ids"].detach().cpu(),
             "completion_ids": full["completion_ids"].detach().cpu(),
-            "process_slice": process_slice,
+            "process_slice": step.process_slice,
             "group_size": step.group_size,
             "kept_rows": kept,
+            "generation_batches": step.rounds,
+            "sampled_groups": step.sampled_groups or len(step.outcomes) // step.group_size,
         }
         return output
 
+    def _score_round(self, inputs: list[dict[str, Any]]) -> tuple[dict[str, Any], _ScoredStep | None]:
+        """TRL's generation and scoring of ``inputs``, with the TIAR bonus added to this process's advantages."""
+        self._scored = None
+        output = super()._generate_and_score_completions(inputs)
+        step, self._scored = self._scored, None
+        if step is None:
+            return output, None
+        n = len(output["advantages"])
+        index = self.accelerator.process_index
+        step.process_slice = slice(index * n, (index + 1) * n)
+        step.trl_advantages = output["advantages"]
+        if self.advantage_config.advantage == "tiar":
+            output["advantages"] = output["advantages"] + step.bonus[step.process_slice].to(output["advantages"].device)
+        return output, step
+
+    def _refill(self, inputs: list[dict[str, Any]], output: dict[str, Any],
+                step: _ScoredStep) -> tuple[dict[str, Any], _ScoredStep]:
+        """DAPO's refill: further rounds of fresh prompts (:func:`refill_rows`) until the gathered batch holds
+        ``batch_size / num_generations`` informative groups or ``max_generation_batches`` rounds were sampled, then
+        the batch of the chosen groups (:func:`choose_groups`), this process's share of it. The number of rounds is
+        decided on the gathered groups, so every process samples every round."""
+        g = step.group_size
+        target = len(step.outcomes) // g
+        rounds = [(output, step)]
+        flags = [informative_groups(step.used, self.reward_weights, step.bonus, g).tolist()]
+        while sum(map(sum, flags)) < target and len(rounds) < self.args.max_generation_batches:
+            more, scored = self._score_round(self._refill_inputs(len(inputs), g, len(rounds)))
+            assert scored is not None
+            rounds.append((more, scored))
+            flags.append(informative_groups(scored.used, self.reward_weights, scored.bonus, g).tolist())
+        chosen, hit = choose_groups(flags, target)
+        metrics = self._abstain_metrics[self._mode()]
+        metrics["abstain/generation_batches"].append(float(len(rounds)))
+        metrics["abstain/refill_bound_hit"].append(float(hit))
+        if len(rounds) == 1:  # nothing to refill, or a bound of one round: the batch as TRL made it
+            step.rounds, step.sampled_groups = 1, target
+            return output, step
+        return self._assemble(rounds, chosen, g)
+
+    def _refill_inputs(self, rows: int, g: int, round_index: int) -> list[dict[str, Any]]:
+        """This process's ``rows`` dataset rows for refill round ``round_index`` of this step (seeded by the run's
+        seed, the step and the round: a resumed run draws the same prompts)."""
+        dataset = self.train_dataset
+        if not hasattr(dataset, "__getitem__") or not hasattr(dataset, "__len__"):
+            raise ValueError("dynamic_sampling=refill draws further prompts by index: it needs a map-style dataset")
+        world = self.accelerator.num_processes
+        seed = (self.args.seed * 1_000_003 + self.state.global_step) * 101 + round_index
+        picks = refill_rows(len(dataset), rows * world // g, g, seed, world, self.accelerator.process_index)
+        return [dataset[i] for i in picks]
+
+    def _assemble(self, rounds: list[tuple[dict[str, Any], _ScoredStep]], chosen: list[tuple[int, int]],
+                  g: int) -> tuple[dict[str, Any], _ScoredStep]:
+        """The chosen groups of several rounds as one batch of TRL's size: every round's rows gathered from every
+        process, this process's contiguous share of the chosen rows taken, padded and stacked
+        (:func:`stack_rows`); the step's gathered records (outcomes, rewards, bonus) follow the same rows."""
+        first_output, first = rounds[0]
+        device = first_output["advantages"].device
+        n = len(first_output["advantages"])
+        parts = []  # per round, per process: (tensors, scored rows)
+        for output, step in rounds:
+            local = {k: v.detach().cpu() for k, v in output.items()
+                     if isinstance(v, torch.Tensor) and v.dim() > 0 and len(v) == n}
+            local["abstain_trl_advantages"] = step.trl_advantages.detach().cpu()
+            parts.append(gather_object([(local, step.rows)]))
+        picks = [(r, k * g + j) for r, k in chosen for j in range(g)]  # (round, index in that round's gathered batch)
+        index = self.accelerator.process_index
+        mine = picks[index * n:(index + 1) * n]
+        rows = [{k: v[i % n] for k, v in parts[r][i // n][0].items()} for r, i in mine]
+        stacked = stack_rows(rows, self._tokenizer.pad_token_id, self.pad_to_multiple_of)
+        batch = {k: v.to(device) for k, v in stacked.items()}
+        trl_advantages = batch.pop("abstain_trl_advantages")
+        mask = batch["completion_mask"] if batch.get("tool_mask") is None else batch["completion_mask"] * batch["tool_mask"]
+        batch["num_items_in_batch"] = self.accelerator.gather(mask.sum()).sum()  # as TRL counts it
+        steps = [s for _, s in rounds]
+        merged = _ScoredStep(
+            rows=[parts[r][i // n][1][i % n] for r, i in mine],
+            outcomes=[steps[r].outcomes[i] for r, i in picks],
+            behaviors=[steps[r].behaviors[i] for r, i in picks],
+            group_size=g,
+            returned=torch.stack([steps[r].returned[i] for r, i in picks]),
+            used=torch.stack([steps[r].used[i] for r, i in picks]),
+            bonus=torch.stack([steps[r].bonus[i] for r, i in picks]),
+            process_slice=slice(index * n, (index + 1) * n), trl_advantages=trl_advantages,
+            rounds=len(rounds), sampled_groups=len(rounds) * (len(first.outcomes) // g))
+        return batch, merged
+
     def _drop_uniform_groups(self, output: dict[str, Any], step: _ScoredStep) -> tuple[dict[str, Any], Any]:
-        """DAPO's dynamic sampling without the refill: the rows of groups whose rewards (as TRL normalized them)
-        are all equal and got no TIAR bonus leave the batch, so they neither dilute the loss's token
+        """DAPO's dynamic sampling without the refill (``dynamic_sampling: true``): the rows of groups that teach
+        nothing (:func:`informative_groups`) leave the batch, so they neither dilute the loss's token
         normalization nor pull through the KL term. A batch with no such group is returned as it is; one with
         nothing else keeps every row (their advantages are all 0).
 
@@ -309,8 +418,7 @@ class AbstainGRPOTrainer(GRPOTrainer):
         ``dr_grpo`` ... those of one process on the gathered kept batch.
         """
         g = step.group_size
-        rewards = combine_rewards(step.used, self.reward_weights).view(-1, g)  # gathered: the same on every process
-        uniform = (rewards.max(dim=1).values - rewards.min(dim=1).values <= 1e-9) & (step.bonus.view(-1, g) == 0).all(1)
+        uniform = ~informative_groups(step.used, self.reward_weights, step.bonus, g)
         metrics = self._abstain_metrics[self._mode()]
         metrics["abstain/dropped_groups"].append(float(uniform.float().mean()))
         if not uniform.any() or uniform.all():
@@ -374,60 +482,6 @@ class AbstainGRPOTrainer(GRPOTrainer):
         super().log(logs, start_time)
 
 
-#: TRL's losses by how they normalize (TRL 1.16's GRPOTrainer._compute_loss): by the tokens of the gathered batch
-#: (num_items_in_batch), by this process's tokens, or by this process's rows (the mean of per-row means or sums)
-_BY_GATHERED_TOKENS = frozenset({"dapo", "cispo", "vespo"})
-_BY_LOCAL_TOKENS = frozenset({"bnpo"})
-_BY_LOCAL_ROWS = frozenset({"grpo", "sapo", "dr_grpo", "luspo"})
-
-
-def loss_scale(loss_type: str, world: int, rows: int, kept_rows: int, tokens: float, kept_tokens: float) -> float:
-    """The factor that turns this process's TRL loss, after dynamic sampling, into its share of the one-process
-    loss on the gathered kept batch (the processes' gradients are averaged, so the shares are summed / ``world``).
-
-    ``rows``: the rows every process holds (kept plus padding); ``kept_rows``: the kept rows of all processes;
-    ``tokens``: this process's kept tokens; ``kept_tokens``: those of all processes.
-
-    >>> loss_scale("dapo", world=2, rows=6, kept_rows=8, tokens=40, kept_tokens=100)
-    1.0
-    >>> loss_scale("grpo", world=2, rows=6, kept_rows=8, tokens=40, kept_tokens=100)  # 2 x 6 / 8
-    1.5
-    >>> loss_scale("bnpo", world=2, rows=6, kept_rows=8, tokens=40, kept_tokens=100)  # 2 x 40 / 100
-    0.8
-    """
-    if loss_type in _BY_GATHERED_TOKENS:
-        value = 1.0
-    elif loss_type in _BY_LOCAL_TOKENS:
-        value = world * tokens / kept_tokens if kept_tokens else 0.0
-    elif loss_type in _BY_LOCAL_ROWS:
-        value = world * rows / kept_rows if kept_rows else 0.0
-    else:
-        raise ValueError(f"dynamic_sampling does not know how TRL's loss_type {loss_type!r} normalizes; use one of "
-                         f"{', '.join(sorted(_BY_GATHERED_TOKENS | _BY_LOCAL_TOKENS | _BY_LOCAL_ROWS))}")
-    return value
-
-
-def _report_margin(reward: RewardFunction, items: list[Any], folder: Any) -> None:
-    """Say whether always-abstain beats always-answer on this mix (``reward_profile.json`` in the run folder;
-    a warning when it does at the probed accuracy, or at p = 0.05 when nothing was probed). Answerable items
-    beyond the policy, where the reward pays a refusal (``rl_ua``), are reported apart
-    (:func:`abstain.train.rewards.profile.mix_profile`)."""
-    from abstain.train.rewards.profile import mix_profile
-
-    try:
-        profile = mix_profile(reward, items)
-    except Exception as exc:  # noqa: BLE001 - e.g. an LLM judge that cannot be reached: training goes on
-        log.warning("no reward profile (%s: %s)", type(exc).__name__, exc)
-        return
-    (folder / "reward_profile.json").write_text(json.dumps(profile.to_json(), indent=2) + "\n", encoding="utf-8")
-    if profile.collapses:
-        log.warning("always-abstain is optimal: %s (at p = %.2f%s); lower reward_config.false_refusal_penalty, "
-                    "lower the unanswerable share or train on problems the policy solves (data.probe)",
-                    profile.report(), profile.at_p, "" if profile.probed_p is not None else ", no probe given")
-    else:
-        log.info("%s", profile.report())
-
-
 def _model_path(model: Any) -> str:
     """The folder (or hub id) the policy was loaded from: what the rollout engine starts from."""
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
@@ -448,6 +502,10 @@ class _ScoredStep:
     returned: Any  # (global batch, functions): the reward functions' values
     used: Any  # what TRL normalizes (coupled: the abstentions' rewards replaced)
     bonus: Any  # (global batch,): tiar's lambda(1 - 2p) for each scored abstention, else 0
+    process_slice: slice = field(default_factory=lambda: slice(0))  # this process's rows in the gathered batch
+    trl_advantages: Any = None  # this process's advantages as TRL computed them (before the TIAR bonus)
+    rounds: int = 1  # generation rounds sampled (refill)
+    sampled_groups: int = 0  # groups sampled over the rounds (0: one round's)
 
 
 def run_grpo(recipe: GRPORecipe, out: str, resume: bool = False, progress: ProgressFn | None = None,
@@ -480,10 +538,13 @@ def grpo_trainer(recipe: GRPORecipe, run: TrainRun, progress: ProgressFn | None 
         reward_protocol=recipe.protocol, num_generations=recipe.num_generations,
         max_completion_length=recipe.max_completion_length, temperature=recipe.temperature, top_p=recipe.top_p,
         beta=recipe.beta, loss_type=recipe.loss_type, scale_rewards=recipe.scale_rewards, rollout=recipe.rollout,
-        dynamic_sampling=recipe.dynamic_sampling, rollout_dtype=run.policy.dtype,
+        dynamic_sampling=dynamic_mode(recipe.dynamic_sampling), max_generation_batches=recipe.max_generation_batches,
+        rollout_dtype=run.policy.dtype,
     )
-    main_first(lambda: _report_margin(reward, items, run.path))
+    main_first(lambda: report_mix(reward, items, run.path / "reward_profile.json"))
     model, peft_config = run.policy.load()
-    return (trainer_class or AbstainGRPOTrainer)(
+    trainer = (trainer_class or AbstainGRPOTrainer)(
         model=model, reward_funcs=[reward], args=args, train_dataset=prompt_dataset(items, recipe.protocol),
         peft_config=peft_config, callbacks=run.callbacks(progress))
+    validation_callback(recipe, run, trainer)
+    return trainer

@@ -314,6 +314,12 @@ def finish(trainer: Any, run: TrainRun, recipe: Recipe, checkpoint: str | None) 
             raise RuntimeError(f"{run.path}: stopped at step {trainer.state.global_step} without a checkpoint")
         return TrainResult(run.path, last, trainer.state.global_step, run.path / METRICS, complete=False)
     assert run.policy is not None, "finish() needs a run from start()"
+    from abstain.train.trainers.validate import load_best
+
+    best = load_best(trainer, recipe)  # validation.final: best
+    if best is not None:
+        log.info("final/ holds the best validation's checkpoint (step %d, %s %s)", best,
+                 recipe.validation.metric if recipe.validation else "", trainer.state.best_metric)
     run.policy.save(trainer, run.final)
     main_first(lambda: run.write_finished(recipe, trainer.state.global_step))
     return TrainResult(run.path, run.final, trainer.state.global_step, run.path / METRICS)

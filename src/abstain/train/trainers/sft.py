@@ -5,8 +5,8 @@ exactly what the protocol sends in evaluation, the completion a verifiable targe
 tokens out of the loss for prompt/completion data (``completion_only_loss``), which is what SmolLM2 needs:
 its chat template has no ``{% generation %}`` markers, so ``assistant_only_loss`` cannot work. Full
 fine-tune or LoRA (``lora:`` in the recipe); the run folder, resume and progress are those of
-``abstain train grpo`` (:mod:`abstain.train.trainers.runner`). With ``validation:`` the trained model answers those
-items greedily at the end and ``validation.json`` holds the headline numbers.
+``abstain train grpo`` (:mod:`abstain.train.trainers.runner`). With ``validation:`` the policy answers those items
+every N steps and at the end, and ``validation.json`` holds the numbers (:mod:`abstain.train.trainers.validate`).
 
 Example::
 
@@ -18,11 +18,10 @@ from __future__ import annotations
 from typing import Any
 
 from abstain.backends.base import MissingDependencyError
-from abstain.schema import write_json
-from abstain.train.trainers.distributed import main_first
 from abstain.train.recipe import SFTRecipe
 from abstain.train.trainers.arguments import trl_config
 from abstain.train.trainers.runner import ProgressFn, TrainResult, TrainRun, finish, start
+from abstain.train.trainers.validate import validation_callback
 
 try:
     from trl import SFTConfig, SFTTrainer
@@ -53,8 +52,10 @@ def sft_trainer(recipe: SFTRecipe, run: TrainRun, progress: ProgressFn | None = 
     rows = sft_rows(recipe)
     args = trl_config(SFTConfig, recipe, run, max_length=recipe.max_length, completion_only_loss=True, packing=False)
     model, peft_config = run.policy.load()
-    return SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(rows), peft_config=peft_config,
-                      callbacks=run.callbacks(progress))
+    trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(rows), peft_config=peft_config,
+                         callbacks=run.callbacks(progress))
+    validation_callback(recipe, run, trainer)
+    return trainer
 
 
 def run_sft(recipe: SFTRecipe, out: str, resume: bool = False, progress: ProgressFn | None = None,
@@ -62,17 +63,4 @@ def run_sft(recipe: SFTRecipe, out: str, resume: bool = False, progress: Progres
     """Train an :class:`~abstain.train.recipe.SFTRecipe` into the run folder ``out`` (resumable)."""
     run, checkpoint = start(recipe, out, resume, until)
     trainer = sft_trainer(recipe, run, progress)
-    result = finish(trainer, run, recipe, checkpoint)
-    if recipe.validation is not None:
-        from abstain.train.trainers.validate import validate
-
-        def validation() -> None:  # on the main process only, after final/ was saved
-            from abstain.train.data.build import load_items
-
-            items = load_items(recipe.validation, recipe.allow_eval_suites)
-            model, tokenizer = run.policy.trained_model(trainer, run.final)
-            report = validate(model, tokenizer, items, recipe.protocol, recipe.validation_tokens, resamples=1000)
-            write_json(run.path / "validation.json", report)
-
-        main_first(validation)
-    return result
+    return finish(trainer, run, recipe, checkpoint)
