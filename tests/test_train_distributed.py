@@ -306,11 +306,12 @@ def _joined(out: Path, world: int) -> list[dict]:
 # The losses, one of each normalization: the gathered tokens (dapo: tiar, coupled), this process's tokens (bnpo),
 # this process's rows (grpo; dr_grpo, sapo and luspo take the same scale), the last with an empty process.
 # Refill: every round's last group all wrong, so a step of 3 groups keeps 2 of the first round and 1 of a second
-# (fresh prompts); once with gradient accumulation (micro batches of 3: 2 per process, 4 on one).
+# (fresh prompts); on 2 processes with gradient accumulation (micro batches of 3: 2 a process), on 1 without.
 CRAFTED = {"tiar": "advantage=tiar,batch_size=12", "coupled": "advantage=coupled,batch_size=12",
            "bnpo": "advantage=tiar,loss_type=bnpo,batch_size=12", "empty": "advantage=tiar,loss_type=grpo,batch_size=8",
            "refill": "advantage=tiar,batch_size=12,dynamic_sampling=refill",
            "refill_accum": "advantage=tiar,batch_size=12,dynamic_sampling=refill,micro_batch_size=3"}
+ON_TWO = ("tiar", "coupled", "bnpo", "empty", "refill_accum")
 ON_ONE = ("tiar", "bnpo", "empty", "refill")  # the one-process references
 DROPS = ("tiar", "bnpo", "empty")
 
@@ -319,7 +320,7 @@ DROPS = ("tiar", "bnpo", "empty")
 def crafted(tmp_path_factory, bundled_model_dir) -> Path:
     out = tmp_path_factory.mktemp("crafted")
     sets = ["--set", "dynamic_sampling=true", "--set", "steps=1", "--set", "save_steps=100", "--by-group", "--light"]
-    two = torchrun(str(out / "two"), *sets, *(x for n, c in CRAFTED.items() for x in ("--case", f"{n}:{c}")),
+    two = torchrun(str(out / "two"), *sets, *(x for n in ON_TWO for x in ("--case", f"{n}:{CRAFTED[n]}")),
                    script=RANKS)
     assert two.returncode == 0, (two.stdout + two.stderr)[-4000:]
     one = subprocess.run([sys.executable, RANKS, str(out / "one"), *sets,
@@ -390,35 +391,34 @@ def test_dynamic_sampling_with_uneven_drops_and_an_empty_process_is_the_one_proc
     assert all(torch.allclose(ours[k], theirs[k], atol=5e-6) for k in ours)
 
 
-def test_refill_samples_a_second_round_and_trains_the_one_process_step_with_or_without_accumulation(crafted):
+def test_refill_samples_a_second_round_and_trains_the_one_process_step_with_accumulation(crafted):
     def ranks(where: str, case: str, world: int) -> list[dict]:
         return [json.loads((crafted / where / case / f"rank-{r}.json").read_text())["steps"][0] for r in range(world)]
 
-    single = ranks("one", "refill", 1)[0]
-    for case in ("refill", "refill_accum"):
-        two = ranks("two", case, 2)
-        assert [s["generation_batches"] for s in two] == [2, 2] and [s["sampled_groups"] for s in two] == [6, 6]
-        # the batch keeps TRL's size (6 rows a process) and is the same 3 groups as on one process: the first
-        # round's 2 mixed groups and the second round's first
-        assert [s["loss_rows"] for s in two] == [6, 6] and single["loss_rows"] == 12
-        assert two[0]["outcomes"] == two[1]["outcomes"] == single["outcomes"]
-        assert two[0]["responses"] + two[1]["responses"] == single["responses"]
-        assert two[0]["advantages"] + two[1]["advantages"] == pytest.approx(single["advantages"], abs=1e-6)
-        g = single["group_size"]
-        groups = [single["rewards_per_func"][k * g:(k + 1) * g] for k in range(3)]
-        assert all(len({tuple(r) for r in grp}) > 1 for grp in groups), "a kept group is uniform"
-        assert two[0]["num_items_in_batch"] == single["num_items_in_batch"]
-        if case == "refill":  # the processes' losses average to the one-process loss on the same kept groups
-            assert sum(s["losses"][0] for s in two) / 2 == pytest.approx(single["losses"][0], rel=1e-4, abs=1e-7)
-        else:  # two micro batches a process: the losses of one optimizer step
-            assert [len(s["losses"]) for s in two] == [2, 2]
-        metrics = [json.loads(x) for x in (crafted / "two" / case / "run" / "metrics.jsonl").read_text().splitlines()]
-        logged = [m for m in metrics if "abstain/kept_groups" in m]
+    single, two = ranks("one", "refill", 1)[0], ranks("two", "refill_accum", 2)
+    assert [s["generation_batches"] for s in two] == [2, 2] and [s["sampled_groups"] for s in two] == [6, 6]
+    assert single["generation_batches"] == 2
+    # the batch keeps TRL's size (6 rows a process) and is the same 3 groups as on one process: the first round's 2
+    # mixed groups and the second round's first
+    assert [s["loss_rows"] for s in two] == [6, 6] and single["loss_rows"] == 12
+    assert two[0]["outcomes"] == two[1]["outcomes"] == single["outcomes"]
+    assert two[0]["responses"] + two[1]["responses"] == single["responses"]
+    assert two[0]["advantages"] + two[1]["advantages"] == pytest.approx(single["advantages"], abs=1e-6)
+    g = single["group_size"]
+    groups = [single["rewards_per_func"][k * g:(k + 1) * g] for k in range(3)]
+    assert all(len({tuple(r) for r in grp}) > 1 for grp in groups), "a kept group is uniform"
+    assert two[0]["num_items_in_batch"] == single["num_items_in_batch"]
+    # two micro batches a process (dapo: each normalized by the gathered tokens): the sums of a process's micro
+    # losses, averaged over the processes, are the one-process loss on the same kept groups
+    assert [len(s["losses"]) for s in two] == [2, 2] and len(single["losses"]) == 1
+    assert sum(sum(s["losses"]) for s in two) / 2 == pytest.approx(single["losses"][0], rel=1e-4, abs=1e-7)
+    for where, case in (("two", "refill_accum"), ("one", "refill")):
+        metrics = [json.loads(x) for x in (crafted / where / case / "run" / "metrics.jsonl").read_text().splitlines()]
         assert [(m["abstain/sampled_groups"], m["abstain/kept_groups"], m["abstain/refill_bound_hit"])
-                for m in logged] == [(6.0, 3.0, 0.0)]
-        ours = load_file(str(crafted / "two" / case / "adapter.safetensors"))
-        theirs = load_file(str(crafted / "one" / "refill" / "adapter.safetensors"))
-        assert all(torch.allclose(ours[k], theirs[k], atol=5e-6) for k in ours)
+                for m in metrics if "abstain/kept_groups" in m] == [(6.0, 3.0, 0.0)]
+    ours = load_file(str(crafted / "two" / "refill_accum" / "adapter.safetensors"))
+    theirs = load_file(str(crafted / "one" / "refill" / "adapter.safetensors"))
+    assert all(torch.allclose(ours[k], theirs[k], atol=5e-6) for k in ours)
 
 
 # ---- what cannot work on N processes is refused before anything trains --------------------------------------

@@ -21,6 +21,9 @@ Example::
     >>> import torch
     >>> informative_groups(torch.tensor([[1.0], [1.0], [0.0], [1.0]]), None, torch.zeros(4), group_size=2).tolist()
     [False, True]
+    >>> # idk_binary: an abstention and a wrong answer both score 0, but TIAR gave the abstention a bonus
+    >>> informative_groups(torch.tensor([[0.0], [0.0]]), None, torch.tensor([1.0, 0.0]), group_size=2).tolist()
+    [True]
     >>> choose_groups([[False, True, True], [True, False, True]], target=3)
     ([(0, 1), (0, 2), (1, 0)], False)
 """
