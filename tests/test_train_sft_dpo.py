@@ -133,8 +133,9 @@ def test_validation_while_training_keeps_the_best_checkpoint_and_final_holds_it(
                                  "--set", "learning_rate=1e-3", "--set", "validation={suite: quick, limit: 2, every: 1, "
                                                                          "max_new_tokens: 4, metric: r1.u_ref, final: best}"])
     assert r.exit_code == 0, r.output
-    evals = [row for row in map(json.loads, (out / "metrics.jsonl").read_text().splitlines()) if "eval_items" in row]
-    assert [(row["step"], row["eval_items"]) for row in evals] == [(1, 2), (2, 2)]
+    rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
+    assert [(row["step"], row["eval_items"]) for row in rows if "eval_items" in row] == [(1, 2), (2, 2)]
+    assert [row["step"] for row in rows if "loss" in row] == [1, 2]  # the steps' own lines are still written
     record = json.loads((out / "validation.json").read_text())
     assert record["metric"] == "r1.u_ref" and record["best_checkpoint"].endswith("checkpoint-1")
     assert [h["step"] for h in record["history"]] == [1, 2] and "r1.u_ref_ci" in record["last"]  # CIs at the end

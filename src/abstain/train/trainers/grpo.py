@@ -375,8 +375,12 @@ class AbstainGRPOTrainer(GRPOTrainer):
         n = len(first_output["advantages"])
         parts = []  # per round, per process: (tensors, scored rows)
         for output, step in rounds:
-            local = {k: v.detach().cpu() for k, v in output.items()
-                     if isinstance(v, torch.Tensor) and v.dim() > 0 and len(v) == n}
+            other = [k for k, v in output.items() if k != "num_items_in_batch" and not (
+                isinstance(v, torch.Tensor) and v.dim() > 0 and len(v) == n)]
+            if other:  # multimodal or tool inputs: not rows stack_rows can join
+                raise ValueError(f"dynamic_sampling=refill cannot join TRL's {', '.join(map(repr, other))} across "
+                                 "generation rounds (multimodal or tool inputs); use dynamic_sampling=true")
+            local = {k: v.detach().cpu() for k, v in output.items() if k != "num_items_in_batch"}
             local["abstain_trl_advantages"] = step.trl_advantages.detach().cpu()
             parts.append(gather_object([(local, step.rows)]))
         picks = [(r, k * g + j) for r, k in chosen for j in range(g)]  # (round, index in that round's gathered batch)

@@ -134,7 +134,9 @@ class ValidationCallback(TrainerCallback):
             state.best_metric = value
             state.best_model_checkpoint = str(Path(args.output_dir) / f"checkpoint-{state.global_step}")
         logs = {f"eval_{k}": v for k, v in result.items() if isinstance(v, (int, float)) and v is not None}
+        should_log = trainer.control.should_log  # the step's own log comes after on_step_end: on_log resets this
         Trainer.log(trainer, logs)  # transformers' own: TRL's log would fold its pending training metrics in
+        trainer.control.should_log = should_log
         if trainer.accelerator.is_main_process:
             self._record(state, result)
 
