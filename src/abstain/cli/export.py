@@ -63,7 +63,6 @@ def verl(
 
 def _say_profile(preset: str, items: list, record: Path) -> None:
     """The reward's always-abstain margin on the exported mix, as ``abstain train grpo`` says it for its own."""
-    import json
     import logging
 
     from abstain.train.rewards.presets import make_reward
@@ -71,7 +70,7 @@ def _say_profile(preset: str, items: list, record: Path) -> None:
 
     with friendly_errors():
         profile = mix_profile(make_reward(preset), items)
-    record.write_text(json.dumps(profile.to_json(), indent=2) + "\n", encoding="utf-8")
+    profile.write(record)
     level, text = profile_message(profile)
     console.print(("[bold yellow]warning:[/] " if level >= logging.WARNING else "") + text, markup=True, highlight=False)
 

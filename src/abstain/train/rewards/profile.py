@@ -200,6 +200,10 @@ class MixProfile:
             text += ", so they are left out of the margin; "
         return text + self.profile.report(self.unanswerable_share, self.probed_p)
 
+    def write(self, path: Path) -> None:
+        """Write :meth:`to_json` to ``path`` (``reward_profile.json``)."""
+        Path(path).write_text(json.dumps(self.to_json(), indent=2) + "\n", encoding="utf-8")
+
     def to_json(self) -> dict[str, Any]:
         """The record written next to the run (``reward_profile.json``)."""
         prof, u = self.profile, self.unanswerable_share
@@ -257,7 +261,7 @@ def report_mix(reward: RewardFunction, items: Sequence[Any], record: Path | None
         log.warning("no reward profile (%s: %s)", type(exc).__name__, exc)
         return None
     if record is not None:
-        Path(record).write_text(json.dumps(profile.to_json(), indent=2) + "\n", encoding="utf-8")
+        profile.write(record)
     level, text = profile_message(profile)
     log.log(level, "%s", text)
     return profile

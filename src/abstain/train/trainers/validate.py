@@ -10,10 +10,10 @@ and appended to ``validation.json`` with the best one so far: the recipe's ``val
 checkpoint is kept from rotation (transformers' ``best_model_checkpoint``). ``final: best`` makes ``final/`` that
 checkpoint's model (:func:`load_best`).
 
-Example (after a run; ``trainer`` holds the model)::
+Example (a model in memory, e.g. after a run)::
 
-    report = validate(trainer.model, tokenizer, items, "idk", max_new_tokens=128)
-    report["boxed"], report["r1.u_ref"], report["r1.a_fu"]
+    numbers = report(items, answers(model, tokenizer, items, "idk", max_new_tokens=128), "idk")
+    numbers["boxed"], numbers["r1.u_ref"], numbers["r1.a_fu"]
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ try:
 except ImportError as exc:  # pragma: no cover - depends on the install
     raise MissingDependencyError(f"training needs transformers: pip install 'abstain[train]' ({exc})") from exc
 
-__all__ = ["VALIDATION_KEYS", "ValidationCallback", "load_best", "validate", "validation_callback"]
+__all__ = ["VALIDATION_KEYS", "ValidationCallback", "answers", "load_best", "report", "validation_callback"]
 
 VALIDATION_KEYS = ("r1.a_acc", "r1.a_fu", "r1.u_ref", "ab.precision", "ab.recall", "ab.f1", "ua.acc",
                    "aca.behavior_score")
@@ -78,13 +78,6 @@ def report(items: Sequence[Item], texts: Sequence[str], protocol: str, resamples
     out["examples"] = [{"id": r.id, "label": r.label, "perturbation": r.perturbation, "response": r.response}
                        for r in rows[:6]]
     return out
-
-
-def validate(model: Any, tokenizer: Any, items: Sequence[Item], protocol: str, max_new_tokens: int = 128,
-             batch_size: int = 16, resamples: int = 0) -> dict[str, Any]:
-    """Greedy responses of ``model`` to ``items`` under ``protocol``, scored; the headline numbers (one process)."""
-    return report(items, answers(model, tokenizer, items, protocol, max_new_tokens, batch_size=batch_size),
-                  protocol, resamples)
 
 
 class ValidationCallback(TrainerCallback):
