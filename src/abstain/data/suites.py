@@ -53,6 +53,8 @@ from abstain.data.suite_draws import (
     select_items,
     validation_ood,
 )
+from abstain.data.abstentionbench_port import PREFIX as ABSTENTIONBENCH_PREFIX
+from abstain.data.abstentionbench_port import load_abstentionbench
 from abstain.data.uabench import PREFIX as UABENCH_PREFIX
 from abstain.data.uabench import load_uabench
 from abstain.schema import DataError, Item, benchmark_of, dataset_of, read_jsonl
@@ -197,11 +199,15 @@ def load_suite(name: str, limit: int | None = None, seed: int = 0) -> ItemSet:
 def load_custom(path: str | Path, limit: int | None = None, seed: int = 0) -> ItemSet:
     """Items of your own JSONL file (validated: errors name ``file:line``), optionally a balanced subset.
 
-    ``uabench:DIR`` reads a UA-Bench checkout instead (:func:`abstain.data.uabench.load_uabench`).
+    ``uabench:DIR`` reads a UA-Bench checkout instead (:func:`abstain.data.uabench.load_uabench`),
+    ``abstentionbench:<datasets>[:fast]`` AbstentionBench through its Inspect port
+    (:func:`abstain.data.abstentionbench_port.load_abstentionbench`).
     """
     text = str(path)
     if text.startswith(UABENCH_PREFIX):
         candidates = load_uabench(text[len(UABENCH_PREFIX):])
+    elif text.startswith(ABSTENTIONBENCH_PREFIX):
+        candidates = load_abstentionbench(text[len(ABSTENTIONBENCH_PREFIX):])
     else:
         candidates = read_jsonl(path, Item)
     if not candidates:

@@ -41,7 +41,7 @@ from abstain.scoring import score_rows
 
 __all__ = ["HarnessSample", "HarnessTask", "flat_metrics", "outcome", "top_level"]
 
-JUDGES = ("rule", "llm", "hybrid")
+JUDGES = ("rule", "llm", "hybrid", "abstentionbench")
 
 
 @dataclass(frozen=True)

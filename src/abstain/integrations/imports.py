@@ -32,28 +32,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from abstain.integrations.generation import InspectRun, LmEvalRun
+from abstain.integrations.generation import LmEvalRun
 from abstain.integrations.harness import HarnessTask
+from abstain.integrations.import_common import Imported, inspect_run, read_inspect_log, write_folder
 from abstain.judges.base import Judgment
 from abstain.outcomes import Outcome, outcome
 from abstain.parsing import parse_response
-from abstain.runs import METRICS, RESPONSES, SCORED, RunDir, write_json
 from abstain.schema import JUDGED_FIELDS, DataError, Item, ResponseRow, ScoredRow, read_lines
 from abstain.scoring import make_scored
 
 __all__ = ["Imported", "import_inspect", "import_lm_eval", "unscored_row", "write_run"]
-
-
-@dataclass(frozen=True)
-class Imported:
-    """What an import wrote: the run folder, its rows, how many of them are unscored (judge errors in the log and
-    samples without a score, ``no_score`` of them) and the generation settings that ran (None: not recorded)."""
-
-    path: Path
-    rows: int
-    unscored: int
-    no_score: int
-    generation: dict[str, Any] | None
 
 
 @dataclass(frozen=True)
@@ -109,34 +97,20 @@ def write_run(harness: HarnessTask, log: HarnessLog, out: str | os.PathLike[str]
               "unscored": {"count": len(unscored), "no_score_in_log": log.no_score,
                            "ids": [f"{r.id}#{r.sample}" for r in unscored[:20]]}}
     record["command"] = f"abstain import {log.source['harness']} {log.source['log']}"
-    run = RunDir(out)
-    if (run.path / SCORED).exists():
-        raise DataError(f"{run.path} already holds a run: choose another --out")
-    run.prepare(record)
-    judged = set(ScoredRow.model_fields) - set(ResponseRow.model_fields)  # what the scorer added
-    run.rewrite(RESPONSES, [ResponseRow.model_validate(r.model_dump(exclude=judged)) for r in rows])
-    run.rewrite(SCORED, rows)
-    write_json(run.path / METRICS, harness.metrics_json(rows))
-    from abstain.report import write_report
-
-    write_report(run.path)
-    return Imported(run.path, len(rows), len(unscored), log.no_score, log.generation)
+    path = write_folder(out, record, rows, harness.metrics_json(rows))
+    return Imported(path, len(rows), len(unscored), log.no_score, log.generation)
 
 
 def import_inspect(log: str | os.PathLike[str], out: str | os.PathLike[str]) -> Imported:
-    """An Inspect log (``.eval`` or ``.json``) of an abstain task as a run folder."""
-    try:
-        from inspect_ai.log import read_eval_log
-    except ImportError as exc:  # pragma: no cover - depends on the install
-        raise DataError(f"reading an Inspect log needs Inspect: pip install 'abstain[inspect]' ({exc})") from None
+    """An Inspect log (``.eval`` or ``.json``) of an abstain task — or of ``inspect_evals/abstention_bench``
+    (:func:`abstain.integrations.abstentionbench_log.import_abstentionbench`) — as a run folder."""
     path = Path(log)
-    if not path.exists():
-        raise DataError(f"{path}: no such Inspect log")
-    try:
-        eval_log = read_eval_log(str(path))
-    except Exception as exc:  # noqa: BLE001 - Inspect raises many kinds for a file that is not a log
-        raise DataError(f"{path}: not an Inspect log ({type(exc).__name__}: {exc})") from None
+    eval_log = read_inspect_log(path)
     spec = eval_log.eval
+    from abstain.integrations.abstentionbench_log import import_abstentionbench, is_abstentionbench
+
+    if is_abstentionbench(eval_log):
+        return import_abstentionbench(eval_log, path, out)
     args = (spec.metadata or {}).get("abstain")
     if not isinstance(args, dict):
         raise DataError(f"{path}: task {spec.task!r} is not an abstain task (no abstain metadata)")
@@ -157,10 +131,7 @@ def import_inspect(log: str | os.PathLike[str], out: str | os.PathLike[str]) -> 
         text = sample.output.completion if sample.output else ""
         rows.append(unscored_row(harness, Item.model_validate(item), text, reason, model, sample.epoch - 1))
         no_score += 1
-    plan = eval_log.plan.config if eval_log.plan else None
-    config = spec.model_generate_config.merge(plan) if plan is not None else spec.model_generate_config
-    run = InspectRun(config.model_dump(mode="json", exclude_none=True), spec.model_args or {},
-                     epochs=spec.config.epochs or 1)
+    run = inspect_run(eval_log)
     source = {"harness": "inspect", "log": str(path), "task": spec.task, "model": spec.model,
               "inspect_version": (spec.packages or {}).get("inspect_ai")}
     return write_run(harness, HarnessLog(rows, model, source, run.generation(), run.epochs, no_score), out)

@@ -20,9 +20,11 @@ from abstain.judges.registry import JUDGES, make_judge, register_judge
 from abstain.judges.rule import RuleJudge
 from abstain.judges.llm import LLMJudge, LLMJudgeConfig, VerdictError, detect_abstention, parse_verdict
 from abstain.judges.hybrid import HybridJudge
+from abstain.judges.abstentionbench import AbstentionBenchJudge
 from abstain.judges.options import JudgeConfig
 
 __all__ = [
+    "AbstentionBenchJudge",
     "AnswerConfig",
     "BehaviorRuling",
     "check_answer",

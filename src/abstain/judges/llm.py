@@ -193,13 +193,22 @@ class LLMJudge:
                 judgments[i].fail(ask.field, f"llm {ask.field}: {result.error}")
                 continue
             try:
-                token = parse_verdict(result.text or "", ask.allowed)
+                value = self.read_verdict(ask, result.text or "")
             except VerdictError as exc:
-                judgments[i].fail(ask.field, f"llm {ask.field}: {exc}")
+                judgments[i].fail(ask.field, f"{self.source_of(ask.field)} {ask.field}: {exc}")
                 continue
-            setattr(judgments[i], ask.field, _CONVERT[ask.field](token))
-            judgments[i].judged_by[ask.field] = "llm"
+            setattr(judgments[i], ask.field, value)
+            judgments[i].judged_by[ask.field] = self.source_of(ask.field)
         return judgments
+
+    def source_of(self, field: Field) -> str:
+        """What ``judged_by`` (and an error) names for a field the model decided."""
+        return "llm"
+
+    def read_verdict(self, ask: Ask, text: str) -> Any:
+        """The field's value from the judge's reply: exactly one allowed token (:func:`parse_verdict`), else
+        :class:`VerdictError`."""
+        return _CONVERT[ask.field](parse_verdict(text, ask.allowed))
 
     def close(self) -> None:
         self.client.close()

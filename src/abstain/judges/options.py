@@ -14,7 +14,7 @@ Example:
     >>> JudgeConfig(name="rul")
     Traceback (most recent call last):
     ...
-    ValueError: unknown judge 'rul'; choose one of hybrid, llm, rule
+    ValueError: unknown judge 'rul'; choose one of abstentionbench, hybrid, llm, rule
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ RUNTIME_FIELDS = ("concurrency", "retries", "timeout_s", "cache")
 class JudgeConfig:
     """A judge by name and options (see the module docstring)."""
 
-    name: str = field(default="rule", metadata={"help": "rule (offline) | llm | hybrid"})
+    name: str = field(default="rule", metadata={"help": "rule (offline) | llm | hybrid | abstentionbench"})
     model: str | None = field(default=None, metadata={"help": "model the LLM judge's server serves (llm, hybrid)"})
     behaviors: BehaviorScope | str = field(
         default=BehaviorScope.ALL, metadata={"help": "rows with an ACA behavior: all | unanswerable | none"}
@@ -62,7 +62,7 @@ class JudgeConfig:
 
     @property
     def uses_llm(self) -> bool:
-        return self.name in ("llm", "hybrid")
+        return self.name in ("llm", "hybrid", "abstentionbench")
 
     def with_env_model(self) -> JudgeConfig:
         """The same config with ``model`` filled from ``ABSTAIN_JUDGE_MODEL`` when an LLM judge has none,

@@ -1,7 +1,7 @@
 """Judges by name, so a run can be rebuilt from its config (``make_judge("rule")``).
 
 Each judge module registers its own factory with :func:`register_judge`; this module imports no
-concrete judge. The built-in ones (``rule``, ``llm``, ``hybrid``) are registered when the
+concrete judge. The built-in ones (``rule``, ``llm``, ``hybrid``, ``abstentionbench``) are registered when the
 :mod:`abstain.judges` package is imported — which Python always does before any of its modules.
 
 Example:
@@ -10,7 +10,7 @@ Example:
     >>> make_judge("rules")
     Traceback (most recent call last):
     ...
-    ValueError: unknown judge 'rules'; choose one of ['hybrid', 'llm', 'rule']
+    ValueError: unknown judge 'rules'; choose one of ['abstentionbench', 'hybrid', 'llm', 'rule']
 """
 
 from __future__ import annotations

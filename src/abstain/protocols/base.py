@@ -1,6 +1,7 @@
 """A protocol is a way of asking: a prompt template plus how a good demonstration answers.
 
-Every protocol asks for exactly one ``\\boxed{}`` final decision, so one parser serves them all.
+Every protocol but ``plain`` asks for exactly one ``\\boxed{}`` final decision, so one parser serves them all
+(``plain`` asks as AbstentionBench does, and a judge reads its free text).
 
 Example:
     >>> from abstain.protocols import get_protocol
@@ -33,6 +34,7 @@ class Protocol:
             clarifying question built from the item's ``gap``.
         answerable_demo: how a demonstration answers an answerable item; ``{answer}`` is the reference.
         system: optional system prompt.
+        strip: strip the question of surrounding whitespace (``plain`` sends it exactly as given).
     """
 
     name: str
@@ -41,10 +43,11 @@ class Protocol:
     unanswerable_demo: str
     answerable_demo: str = "The question gives everything needed, so the answer is \\boxed{{{answer}}}."
     system: str | None = None
+    strip: bool = True
 
     def prompt(self, question: str) -> str:
         """The user message for one question."""
-        return self.template.format(question=question.strip())
+        return self.template.format(question=question.strip() if self.strip else question)
 
     def demo_response(self, item: Item) -> str:
         """A model-free demonstration answer for an in-context example."""
