@@ -45,8 +45,8 @@ def test_freshqa_items_are_the_ports_samples_and_its_fast_subset():
         assert [i.id for i in items] == [str(s.id) for s in port], spec  # the port's subsample, in its order
         assert [i.label == "unanswerable" for i in items] == [bool(s.metadata["abstention_label"]) for s in port]
         assert [i.question for i in items] == [s.input for s in port]
-        assert {(i.meta["dataset"], i.meta["scenario"], i.source) for i in items} == \
-            {("FreshQADataset", "stale", "abstentionbench/freshqa")}
+        assert {(i.meta["dataset"], i.meta["scenario"], i.meta["benchmark"], i.source) for i in items} == \
+            {("FreshQADataset", "stale", "abstentionbench/freshqa", "abstentionbench/freshqa")}
         answerable = [(i, s) for i, s in zip(items, port, strict=True) if i.label == "answerable"]
         assert answerable and all(i.answers == sorted(map(str, s.metadata["ref_answer"])) for i, s in answerable)
         assert all(not i.answers for i in items if i.label == "unanswerable")
@@ -139,7 +139,8 @@ def test_the_ports_log_imports_to_its_own_numbers_beside_abstains_run_on_the_sam
         if not math.isnan(reported[name]):  # one dataset: its group is the whole, and so is the macro average
             assert reported[f"FreshQADataset/{name}"] == pytest.approx(reported[name])
             _same(got[f"ab.macro.{name}"], reported[name], name)
-    assert json.loads((theirs / "config.json").read_text())["imported_from"]["log_metrics"] == reported
+    kept = json.loads((theirs / "config.json").read_text())["imported_from"]["log_metrics"]  # strict JSON: NaN -> null
+    assert kept == {k: None if math.isnan(v) else v for k, v in reported.items()}
 
     r = runner.invoke(app, ["compare", str(ours), str(theirs), "--out", str(tmp_path / "compare")])
     assert r.exit_code == 0, r.output

@@ -22,7 +22,8 @@ an answerable item, sorted (an unanswerable item's, such as FreshQA's corrected 
 ``meta.ref_answer``; FreshQA's loader builds them from a set, so the port's own order changes from process to
 process).
 ``meta.dataset`` is the port's ``dataset_name`` (``FreshQADataset``): the key its metrics group by, so that
-``by_source.<dataset>.ab.*`` and ``ab.macro.*`` group as its log does; ``meta.ab_dataset`` is the name given to
+``by_source.<dataset>.ab.*`` and ``ab.macro.*`` group as its log does; ``meta.benchmark`` is
+``abstentionbench/<name>`` (``--limit`` balances labels, then these); ``meta.ab_dataset`` is the name given to
 ``--data``, ``meta.dataset_extended`` AbstentionBench's analysis name (KUQ and CoCoNot split by category:
 ``KUQDataset_future_unknown``) and ``meta.scenario`` the scenario its analysis gives that name
 (``analysis/load_results.py``, :data:`SCENARIO`; None where it gives none). The rest of the sample's
@@ -49,10 +50,11 @@ from typing import Any
 
 from abstain.schema import DataError, Item
 
-__all__ = ["DATASETS", "INSTALL_HINT", "PREFIX", "SCENARIO", "SOURCES", "dataset_names", "item_of",
+__all__ = ["BENCHMARK", "DATASETS", "INSTALL_HINT", "PREFIX", "SCENARIO", "SOURCES", "dataset_names", "item_of",
            "load_abstentionbench", "parse_spec"]
 
 PREFIX = "abstentionbench:"
+BENCHMARK = "abstentionbench"  # meta.benchmark is abstentionbench/<name>: --limit balances across the datasets
 INSTALL_HINT = "pip install 'abstain[abstentionbench]' (inspect-evals and its loaders' Hydra)"
 SEED = 42  # the port's (and AbstentionBench's) shuffle seed
 
@@ -189,7 +191,7 @@ def item_of(sample: Any, name: str) -> Item:
     refs = _references(metadata.pop("ref_answer", None))
     question = sample.input if isinstance(sample.input, str) else str(sample.input)
     extended = extended_name(dataset, metadata)
-    meta = {"benchmark": "abstentionbench", "dataset": dataset, "ab_dataset": name, "dataset_extended": extended,
+    meta = {"benchmark": f"{BENCHMARK}/{name}", "dataset": dataset, "ab_dataset": name, "dataset_extended": extended,
             "scenario": SCENARIO.get(extended), "ref_answer": refs, "ab_metadata": _json_safe(metadata)}
     return Item(id=str(sample.id), question=question, answers=[] if should_abstain else refs,
                 label="unanswerable" if should_abstain else "answerable",

@@ -151,7 +151,7 @@ def import_abstentionbench(eval_log: Any, path: Path, out: str | os.PathLike[str
         raise DataError(f"{path}: generation settings abstain cannot record ({exc})") from None
     record = config.record(list(items.values()), {})
     record["generation"] = generation
-    reported = log_metrics(eval_log)
+    reported = {k: None if math.isnan(v) else v for k, v in log_metrics(eval_log).items()}  # NaN is not JSON
     record.update(imported_from={"harness": "inspect", "log": str(path), "task": spec.task, "model": spec.model,
                                  "task_args": {k: str(v) for k, v in args.items()}, "log_metrics": reported,
                                  "inspect_evals_version": (spec.packages or {}).get("inspect_evals")},

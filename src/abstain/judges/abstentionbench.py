@@ -57,7 +57,8 @@ def grader_template() -> str:
 
 def grader_prompt(row: ResponseRow, template: str | None = None) -> str:
     """The grader's prompt for one response, filled as the port's scorer fills it from a sample's metadata."""
-    refs = row.meta.get("ref_answer") if row.meta.get("benchmark") == "abstentionbench" else row.answers
+    port_item = "ab_dataset" in row.meta  # loaded through the port (abstain.data.abstentionbench_port)
+    refs = row.meta.get("ref_answer") if port_item else row.answers
     return (template or grader_template()).format(
         question=row.question, ref_answer=str(list(refs or [])), abstention_label=str(row.label == "unanswerable"),
         model_answer=row.response)
