@@ -21,7 +21,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from abstain.audit import agreement
-from abstain.judges import VerdictError, detect_abstention, make_judge, parse_verdict
+from abstain.judges import VerdictError, make_judge, parse_verdict
 from abstain.judges.abstentionbench import read_grade
 from abstain.judges.prompts import ABSTENTION, judge_messages
 from abstain.llm import ChatClient, ClientConfig, Endpoint
@@ -64,14 +64,14 @@ def main() -> None:
 
     client = ChatClient(Endpoint(base_url=args.judge_base_url.rstrip("/"), model=args.judge_model),
                         ClientConfig(concurrency=args.concurrency))
-    # abstain's ABSTENTION prompt, read two ways: strictly, as detect_abstention does (exactly Yes or No, else
-    # undecided), and as the port reads its grader (the last yes/no word): the prompt apart from the parsing
+    # abstain's ABSTENTION prompt (the messages detect_abstention sends), read two ways from one round of replies:
+    # strictly, with detect_abstention's parse_verdict (exactly Yes or No, else undecided), and as the port reads its
+    # grader (the last yes/no word): the prompt apart from the parsing
     replies = client.chat_many([judge_messages(ABSTENTION, 6000, question=r.question, response=r.response)
                                 for r in responses])
     strict = [_strict(x.text) if x.ok else None for x in replies]
-    lenient = [None if not x.ok or read_grade(x.text or "") is None else _yes(bool(read_grade(x.text or "")))
-               for x in replies]
-    assert strict == [None if isinstance(v, str) else _yes(v) for v in detect_abstention(client, responses)]
+    graded = [read_grade(x.text or "") if x.ok else None for x in replies]
+    lenient = [None if g is None else _yes(g) for g in graded]
     rule = [_yes(is_abstention(r)) for r in score_rows(responses, make_judge("rule"))]
 
     groups: dict[str, list[int]] = defaultdict(list)

@@ -32,7 +32,7 @@ from typing import Any
 
 from abstain.data.abstentionbench_port import PREFIX, dataset_names, item_of
 from abstain.evaluation import EvalConfig
-from abstain.integrations.import_common import Imported, inspect_run, write_folder
+from abstain.integrations.import_common import Imported, inspect_run, unscored_row, write_folder
 from abstain.judges.base import Judgment
 from abstain.judges.correctness import correctness_precheck
 from abstain.judges.options import JudgeConfig
@@ -79,23 +79,20 @@ def scored_row(item_row: ResponseRow, abstained: bool | None, why: str = "") -> 
     pred = parse_response(item_row.response)
     if pred.pred is not Pred.ANSWER:  # a tag the parser reads as a refusal: the grader decides, as in the log
         pred = replace(pred, pred=Pred.ANSWER)
-    judgment = Judgment(behavior=Behavior.ABS if abstained else Behavior.SH, judged_by={"behavior": JUDGED_BY})
+    judgment = correctness_precheck(item_row, pred) or Judgment(
+        errors={"correct": "not judged: AbstentionBench's grader decides abstention only"})
+    judgment.behavior = Behavior.ABS if abstained else Behavior.SH
+    judgment.judged_by["behavior"] = JUDGED_BY
     if abstained is None:
         judgment.fail("behavior", f"AbstentionBench's grader said neither yes nor no{': ' if why else ''}{why}")
-    decided = correctness_precheck(item_row, pred, False)
-    if decided is not None:
-        judgment.correct = decided.correct
-        judgment.judged_by.update({k: v for k, v in decided.judged_by.items() if k == "correct"})
-        judgment.errors.update({k: v for k, v in decided.errors.items() if k == "correct"})
-    else:
-        judgment.fail("correct", "not judged: AbstentionBench's grader decides abstention only")
     return make_scored(item_row, pred, judgment)
 
 
-def log_metrics(eval_log: Any) -> dict[str, float]:
+def log_metrics(eval_log: Any, names: dict[str, str] | None = None) -> dict[str, float]:
     """The numbers an AbstentionBench log reports: ``recall`` / ``precision`` / ``f1`` overall and
-    ``<dataset_name>/<metric>`` per dataset (Inspect numbers repeated group keys ``FreshQADataset2`` ...)."""
-    known = set(dataset_names())
+    ``<dataset_name>/<metric>`` per dataset (Inspect numbers repeated group keys ``FreshQADataset2`` ...);
+    ``names``: :func:`~abstain.data.abstentionbench_port.dataset_names`, when the caller has read them."""
+    known = set(names or dataset_names())
     out: dict[str, float] = {}
     for score in eval_log.results.scores if eval_log.results else []:
         pending: dict[str, float] = {}
@@ -131,10 +128,7 @@ def import_abstentionbench(eval_log: Any, path: Path, out: str | os.PathLike[str
         if len(scores) != 1:
             no_score += 1
             reason = "the sample errored" if sample.error else f"{len(scores)} scores, expected the grader's one"
-            judgment = Judgment()
-            for field in ("correct", "behavior"):
-                judgment.fail(field, f"no AbstentionBench verdict in the log: {reason}")
-            rows.append(make_scored(row, parse_response(text), judgment))
+            rows.append(unscored_row(PLAIN.name, item, text, reason, model, sample.epoch - 1))
             continue
         rows.append(scored_row(row, verdict(scores[0]), (scores[0].explanation or "")[:200]))
     if not rows:
@@ -151,7 +145,7 @@ def import_abstentionbench(eval_log: Any, path: Path, out: str | os.PathLike[str
         raise DataError(f"{path}: generation settings abstain cannot record ({exc})") from None
     record = config.record(list(items.values()), {})
     record["generation"] = generation
-    reported = {k: None if math.isnan(v) else v for k, v in log_metrics(eval_log).items()}  # NaN is not JSON
+    reported = {k: None if math.isnan(v) else v for k, v in log_metrics(eval_log, names).items()}  # NaN is not JSON
     record.update(imported_from={"harness": "inspect", "log": str(path), "task": spec.task, "model": spec.model,
                                  "task_args": {k: str(v) for k, v in args.items()}, "log_metrics": reported,
                                  "inspect_evals_version": (spec.packages or {}).get("inspect_evals")},

@@ -18,9 +18,12 @@ from typing import Any
 
 from abstain.integrations.generation import InspectRun
 from abstain.runs import METRICS, RESPONSES, SCORED, RunDir, write_json
-from abstain.schema import DataError, ResponseRow, ScoredRow
+from abstain.judges.base import Judgment
+from abstain.parsing import parse_response
+from abstain.schema import JUDGED_FIELDS, DataError, Item, ResponseRow, ScoredRow
+from abstain.scoring import make_scored
 
-__all__ = ["Imported", "inspect_run", "read_inspect_log", "write_folder"]
+__all__ = ["Imported", "inspect_run", "read_inspect_log", "unscored_row", "write_folder"]
 
 
 @dataclass(frozen=True)
@@ -51,6 +54,21 @@ def write_folder(out: str | os.PathLike[str], record: dict[str, Any], rows: Sequ
 
     write_report(run.path)
     return run.path
+
+
+def unscored_row(protocol: str, item: Item, text: str, reason: str, model: str, sample: int = 0) -> ScoredRow:
+    """The row of a sample the log holds no abstain score for: parsed, every judged field an error (``reason``).
+
+    Example:
+        >>> from abstain.outcomes import outcome
+        >>> item = Item(id="q1", question="What is 2 + 3?", answers=["5"], label="answerable")
+        >>> row = unscored_row("idk", item, "", "the sample errored", "m")
+        >>> outcome(row).value, row.judge_errors["correct"]
+        ('unscored', 'no abstain score in the harness log: the sample errored')
+    """
+    row = ResponseRow(**item.model_dump(), response=text, model=model, protocol=protocol, sample=sample)
+    why = f"no abstain score in the harness log: {reason}"
+    return make_scored(row, parse_response(text), Judgment(errors={name: why for name in JUDGED_FIELDS}))
 
 
 def read_inspect_log(path: Path) -> Any:

@@ -34,14 +34,11 @@ from typing import Any
 
 from abstain.integrations.generation import LmEvalRun
 from abstain.integrations.harness import HarnessTask
-from abstain.integrations.import_common import Imported, inspect_run, read_inspect_log, write_folder
-from abstain.judges.base import Judgment
+from abstain.integrations.import_common import Imported, inspect_run, read_inspect_log, unscored_row, write_folder
 from abstain.outcomes import Outcome, outcome
-from abstain.parsing import parse_response
-from abstain.schema import JUDGED_FIELDS, DataError, Item, ResponseRow, ScoredRow, read_lines
-from abstain.scoring import make_scored
+from abstain.schema import DataError, Item, ScoredRow, read_lines
 
-__all__ = ["Imported", "import_inspect", "import_lm_eval", "unscored_row", "write_run"]
+__all__ = ["import_inspect", "import_lm_eval", "write_run"]
 
 
 @dataclass(frozen=True)
@@ -55,20 +52,6 @@ class HarnessLog:
     generation: dict[str, Any] | None = None
     samples: int = 1
     no_score: int = 0
-
-
-def unscored_row(harness: HarnessTask, item: Item, text: str, reason: str, model: str, sample: int = 0) -> ScoredRow:
-    """The row of a sample the log holds no abstain score for: parsed, every judged field an error (``reason``).
-
-    Example:
-        >>> task = HarnessTask(suite="quick", protocol="idk", limit=2)
-        >>> row = unscored_row(task, task.samples()[0].item, "", "the sample errored", "m")
-        >>> outcome(row).value, row.judge_errors["correct"]
-        ('unscored', 'no abstain score in the harness log: the sample errored')
-    """
-    row = ResponseRow(**item.model_dump(), response=text, model=model, protocol=harness.protocol, sample=sample)
-    why = f"no abstain score in the harness log: {reason}"
-    return make_scored(row, parse_response(text), Judgment(errors={name: why for name in JUDGED_FIELDS}))
 
 
 def _config(harness: HarnessTask, log: HarnessLog) -> dict[str, Any]:
@@ -129,7 +112,7 @@ def import_inspect(log: str | os.PathLike[str], out: str | os.PathLike[str]) -> 
         if sample.error:
             reason = "the sample errored: " + ((sample.error.message or "").strip().splitlines() or ["?"])[0]
         text = sample.output.completion if sample.output else ""
-        rows.append(unscored_row(harness, Item.model_validate(item), text, reason, model, sample.epoch - 1))
+        rows.append(unscored_row(harness.protocol, Item.model_validate(item), text, reason, model, sample.epoch - 1))
         no_score += 1
     run = inspect_run(eval_log)
     source = {"harness": "inspect", "log": str(path), "task": spec.task, "model": spec.model,
