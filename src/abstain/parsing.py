@@ -32,6 +32,8 @@ from abstain.schema import Pred
 __all__ = [
     "Prediction",
     "TAIL_CHARS",
+    "answer_span",
+    "verbalized_confidence",
     "label_of",
     "last_boxed",
     "parse_response",
@@ -45,6 +47,10 @@ _MAX_BOX_ATTEMPTS = 64
 
 _MU = re.compile(r"i\s+(?:don'?t|do\s+not)\s+know|<?model[_ ]uncertain>?", re.IGNORECASE)
 _DU = re.compile(r"<?data[_ ]uncertain>?", re.IGNORECASE)
+
+_CONFIDENCE_RE = re.compile(  # "Confidence: 80", "confidence level is 90%" / "I'm 99.9% confident", "80% sure"
+    r"confidence\s*(?:level|score)?\s*(?:is|of)?\s*[:=]?\s*\**\s*(\d{1,3}(?:\.\d+)?)\s*%?"
+    r"|(\d{1,3}(?:\.\d+)?)\s*%\s*(?:confident|sure|certain)", re.IGNORECASE)
 
 _THINK_OPEN = "<think>"
 _THINK_CLOSE = "</think>"
@@ -225,3 +231,44 @@ def tagged_answer_section(response: str) -> str | None:
     if response[positions[1] + len("</thinking>") : positions[2]].strip():
         return None
     return response[positions[2] + len("<answer>") : positions[3]].strip()
+
+
+def answer_span(response: str) -> tuple[int, int] | None:
+    """Where the decision's boxed content sits in ``response`` (start, end), or None without a box.
+
+    The box is the one :func:`parse_response` decides by (the last balanced box of the answer section); the
+    confidence estimator ``answer_prob`` reads the probability of the tokens over this span.
+
+    Example:
+        >>> text = "So 2 + 3 = \\\\boxed{5}."
+        >>> start, end = answer_span(text)
+        >>> text[start:end]
+        '5'
+    """
+    decided = parse_response(response)
+    if decided.boxed is None:
+        return None
+    for m in reversed(list(_BOX_OPENERS.finditer(response))):
+        end = _match_braces(response, m.end())
+        if end >= 0 and response[m.end():end] == decided.boxed:
+            return m.end(), end
+    return None
+
+
+def verbalized_confidence(response: str) -> float | None:
+    """The confidence a response states after its answer (``Confidence: 80``, ``confidence: 80%``, ``I am 80%
+    confident``), in [0, 1]; the last statement outside ``<think>`` counts; None when there is none or it is above
+    100.
+
+    Example:
+        >>> verbalized_confidence("\\\\boxed{5}\\nConfidence: 80%")
+        0.8
+        >>> verbalized_confidence("\\\\boxed{5}") is None
+        True
+    """
+    _, visible = split_reasoning(response)
+    found = _CONFIDENCE_RE.findall(visible)
+    if not found:
+        return None
+    value = float(next(group for group in found[-1] if group))
+    return value / 100 if value <= 100 else None

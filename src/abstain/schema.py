@@ -180,6 +180,11 @@ class ResponseRow(Item):
     model: str = Field(description="Name of the model that wrote the response.")
     protocol: str | None = Field(default=None, description="Prompt protocol that produced it.")
     sample: int = Field(default=0, ge=0, description="Sample index when several are drawn per item.")
+    confidence: dict[str, float | None] | None = Field(
+        default=None,
+        description="Confidence estimates of the response, higher = more confident (abstain eval --confidence; "
+                    "abstain.confidence); absent when none was asked for. Not part of the row's key: rescoring keeps it.",
+    )
 
 
 class ScoredRow(ResponseRow):
@@ -368,8 +373,11 @@ def read_jsonl(
 
 
 def dump_row(row: BaseModel) -> str:
-    """One JSON line for a row (unicode kept readable)."""
-    return json.dumps(row.model_dump(mode="json"), ensure_ascii=False)
+    """One JSON line for a row (unicode kept readable; a ``confidence`` no one asked for is left out)."""
+    data = row.model_dump(mode="json")
+    if "confidence" in data and data["confidence"] is None:
+        del data["confidence"]
+    return json.dumps(data, ensure_ascii=False)
 
 
 def _umask() -> int:

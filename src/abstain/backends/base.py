@@ -19,6 +19,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from abstain.backends.token_scores import ScoredText
 from abstain.schema import Message
 
 __all__ = [
@@ -28,11 +29,17 @@ __all__ = [
     "GenerationConfig",
     "GenerationStats",
     "Message",
+    "MAX_TOP_LOGPROBS",
     "MissingDependencyError",
+    "ScoredText",
     "sample_requests",
     "sample_seed",
     "template_think_prefix",
 ]
+
+
+#: the most top alternatives per token a generate call may ask log-probabilities for (OpenAI's ``top_logprobs``)
+MAX_TOP_LOGPROBS = 20
 
 
 @dataclass(frozen=True)
@@ -45,6 +52,9 @@ class GenerationConfig:
         top_p: nucleus sampling mass.
         n: samples per prompt.
         seed: base seed; backends derive a per-prompt seed from it so results do not depend on batching.
+        logprobs: 0 for plain texts; k > 0 returns :class:`~abstain.backends.token_scores.ScoredText` objects: each
+            token's log-probability and the entropy of its top-k alternatives (k <= 20, what OpenAI-compatible
+            servers allow).
     """
 
     max_new_tokens: int = 512
@@ -52,6 +62,7 @@ class GenerationConfig:
     top_p: float = 1.0
     n: int = 1
     seed: int = 0
+    logprobs: int = 0
 
     def __post_init__(self) -> None:
         if self.max_new_tokens < 1:
@@ -62,6 +73,8 @@ class GenerationConfig:
             raise ValueError("top_p must be in (0, 1]")
         if self.n < 1:
             raise ValueError("n (samples per prompt) must be >= 1")
+        if not 0 <= self.logprobs <= MAX_TOP_LOGPROBS:
+            raise ValueError(f"logprobs (top alternatives per token) must be between 0 and {MAX_TOP_LOGPROBS}")
 
     @property
     def greedy(self) -> bool:
@@ -76,7 +89,7 @@ class Backend(Protocol):
     name: str
 
     def generate(self, prompts: Sequence[list[Message]], config: GenerationConfig) -> list[list[str]]:
-        """``config.n`` texts for each prompt, in prompt order."""
+        """``config.n`` texts for each prompt, in prompt order (:class:`ScoredText` when ``config.logprobs``)."""
         ...
 
     def close(self) -> None:

@@ -55,13 +55,15 @@ from transformers import GenerationConfig as HFGenerationConfig
 
 from abstain.backends.base import (
     GenerationConfig,
+    ScoredText,
     GenerationStats,
     Message,
     sample_seed,
     template_think_prefix,
 )
+from abstain.backends.token_scores import decoded_ends
 
-__all__ = ["HFBackend", "HFOptions", "SeededSampler", "load_model"]
+__all__ = ["HFBackend", "HFOptions", "SeededSampler", "TokenScoreRecorder", "load_model"]
 
 log = logging.getLogger(__name__)
 
@@ -134,6 +136,39 @@ class SeededSampler(LogitsProcessor):
         return torch.full_like(scores, float("-inf")).scatter_(1, drawn, 0.0)
 
 
+class TokenScoreRecorder(LogitsProcessor):
+    """Records every step's raw log-probabilities before any sampling processor: the chosen token's (known at the
+    next step, or from the output for the last) and the entropy of the top ``k``. It leaves the scores as they are.
+    """
+
+    def __init__(self, k: int) -> None:
+        self.k = k
+        self._previous: torch.Tensor | None = None
+        self._chosen: list[torch.Tensor] = []
+        self._entropies: list[torch.Tensor] = []
+        self.first: tuple[torch.Tensor, torch.Tensor] | None = None  # the first step's top-k (values, ids)
+
+    def __call__(self, input_ids: torch.LongTensor, scores: torch.FloatTensor) -> torch.FloatTensor:
+        logp = torch.log_softmax(scores.float(), dim=-1)
+        if self._previous is not None:
+            self._chosen.append(self._previous.gather(1, input_ids[:, -1:].to(logp.device)).squeeze(1))
+        top = logp.topk(min(self.k, logp.shape[-1]), dim=-1)
+        if self.first is None:
+            self.first = (top.values.cpu(), top.indices.cpu())
+        self._entropies.append(-(top.values.exp() * top.values).nan_to_num(0.0).sum(-1))
+        self._previous = logp
+        return scores
+
+    def rows(self, new: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(log-probabilities, entropies), each ``rows x steps``, for the new token ids ``new`` (``rows x steps``)."""
+        if self._previous is None or new.shape[1] == 0:
+            empty = torch.zeros((new.shape[0], 0))
+            return empty, empty
+        last = self._previous.gather(1, new[:, -1:].to(self._previous.device)).squeeze(1)
+        chosen = torch.stack([*self._chosen, last], dim=1)[:, : new.shape[1]]
+        return chosen.cpu(), torch.stack(self._entropies, dim=1)[:, : new.shape[1]].cpu()
+
+
 def _offline() -> bool:
     return any(os.environ.get(k, "").lower() in ("1", "true", "yes", "on") for k in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
 
@@ -196,6 +231,8 @@ class HFBackend:
         stats: running totals (prompts, samples, generated tokens, seconds).
     """
 
+    returns_logprobs = True  # GenerationConfig.logprobs > 0 gives ScoredText
+
     def __init__(self, model: str | Path, options: HFOptions = HFOptions(), name: str | None = None) -> None:
         self._set_threads(options)
         net, tokenizer = load_model(model, options)
@@ -248,12 +285,20 @@ class HFBackend:
         for s in range(0, len(rows), self.batch_size):
             chunk = rows[s : s + self.batch_size]
             seeds = None if config.greedy else [sample_seed(prompts[i], k, config.seed) for i, k in chunk]
-            batch = self._generate_batch([ids[i] for i, _ in chunk], config, seeds)
+            recorder = TokenScoreRecorder(config.logprobs) if config.logprobs else None
+            batch = self._generate_batch([ids[i] for i, _ in chunk], config, seeds, recorder)
             self.stats.steps += batch.shape[1]
             self.stats.batches += 1
-            for (i, k), new in zip(chunk, batch, strict=True):
-                text, count = self.decode(new)
-                texts[i][k] = template_think_prefix(rendered[i]) + text
+            scores = recorder.rows(batch) if recorder is not None else None
+            for j, ((i, k), new) in enumerate(zip(chunk, batch, strict=True)):
+                prefix = template_think_prefix(rendered[i])
+                if scores is None:
+                    text, count = self.decode(new)
+                    texts[i][k] = prefix + text
+                else:
+                    first = None if recorder.first is None else (recorder.first[0][j], recorder.first[1][j])
+                    scored, count = self.decode_scored(new, scores[0][j], scores[1][j], first)
+                    texts[i][k] = scored.with_prefix(prefix)
                 tokens += count
         self.stats.prompts += len(prompts)
         self.stats.samples += len(prompts) * config.n
@@ -293,7 +338,8 @@ class HFBackend:
         shared = min(len(os.path.commonprefix(seqs)), min(map(len, seqs)) - 1)  # every row keeps >= 1 token
         return shared if shared >= _MIN_PREFIX else 0
 
-    def _generate_batch(self, seqs: list[list[int]], config: GenerationConfig, seeds: list[int] | None) -> torch.Tensor:
+    def _generate_batch(self, seqs: list[list[int]], config: GenerationConfig, seeds: list[int] | None,
+                        recorder: TokenScoreRecorder | None = None) -> torch.Tensor:
         """New token ids per row. Layout: [shared prefix][left padding][rest of the prompt]."""
         if self.model is None:
             raise RuntimeError(f"{self.name}: generate() after close()")
@@ -304,9 +350,11 @@ class HFBackend:
         ids = torch.tensor([s[:shared] + [self._pad] * p + s[shared:] for s, p in zip(seqs, pads)], device=device)
         mask = torch.tensor([[1] * shared + [0] * p + [1] * (len(s) - shared) for s, p in zip(seqs, pads)], device=device)
         kwargs: dict[str, Any] = {}
+        processors: list[LogitsProcessor] = [recorder] if recorder is not None else []  # the raw logits first
         if seeds is not None:
-            sampler = SeededSampler(seeds, config.temperature, config.top_p, device)
-            kwargs["logits_processor"] = LogitsProcessorList([sampler])
+            processors.append(SeededSampler(seeds, config.temperature, config.top_p, device))
+        if processors:
+            kwargs["logits_processor"] = LogitsProcessorList(processors)
         with torch.inference_mode(), self._attention_kernels(device):
             if shared:  # positions come from the mask's cumsum, so the padding in the middle is harmless
                 out = self.model(input_ids=ids[:1, :shared], use_cache=True, logits_to_keep=1)
@@ -333,3 +381,18 @@ class HFBackend:
         kept = [t for t in ids[:end] if t not in self._drop]
         text = self.tokenizer.decode(kept, skip_special_tokens=False, clean_up_tokenization_spaces=False)
         return text, len(ids) if end is None else end + 1
+
+    def decode_scored(self, new: torch.Tensor, logprobs: torch.Tensor, entropies: torch.Tensor,
+                      first: tuple[torch.Tensor, torch.Tensor] | None = None) -> tuple[ScoredText, int]:
+        """:meth:`decode` with the kept tokens' log-probabilities and entropies (EOS and dropped tokens left out) and
+        the first step's top alternatives ``first`` (values, ids)."""
+        text, count = self.decode(new)
+        ids = new.tolist()
+        end = next((j for j, t in enumerate(ids) if t in self._eos), len(ids))
+        keep = [j for j in range(end) if ids[j] not in self._drop]
+        ends = decoded_ends(lambda part: self.tokenizer.decode(part, skip_special_tokens=False,
+                                                               clean_up_tokenization_spaces=False),
+                            [ids[j] for j in keep], text)
+        alternatives = [] if first is None else [
+            (self.tokenizer.decode([int(i)], skip_special_tokens=False), float(v)) for v, i in zip(*first, strict=True)]
+        return ScoredText(text, logprobs[keep].tolist(), entropies[keep].tolist(), ends, alternatives), count

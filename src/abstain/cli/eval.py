@@ -168,6 +168,13 @@ def register(app: typer.Typer) -> None:
         resamples: int = typer.Option(1000, help="Bootstrap resamples for the 95% CIs."),
         dtype: str | None = typer.Option(None, help="Weights' dtype of a local model (bundled, hf:, vllm:): float32 "
                                                     "(the CPU default) | bfloat16 | float16 | auto."),
+        confidence: list[str] = typer.Option(
+            [], "--confidence",
+            help="Confidence estimators stored per response and scored against correctness (conf.* metrics; with "
+                 "answer_only beside another protocol, explicit abstention vs a confidence threshold at the same "
+                 "coverage): logprob, entropy, answer_prob (token log-probabilities, no extra generation), "
+                 "consistency:K (K sampled responses), p_true (the model asked whether its answer is correct); "
+                 "repeat or comma-separate."),
         backend_option: list[str] = typer.Option(
             [], "--backend-option", help="key=value for the backend, not recorded (how fast, not what): e.g. "
                                          "eager=true or kv_cache_gib=2 (vllm), num_threads=4 (hf); repeatable."),
@@ -180,6 +187,7 @@ def register(app: typer.Typer) -> None:
                 max_tokens=max_tokens, seed=seed, judge=judge.config, judge_base_url=judge.base_url,
                 limit=limit, batch_size=batch_size, shots=shots,
                 shots_unanswerable=shots_unanswerable, base_url=base_url, resamples=resamples, dtype=dtype,
+                confidence=tuple(_split(confidence)),
             )
             result = run_resumable(evaluate, config, out, judge, backend_options(backend_option))
         if result.skipped:

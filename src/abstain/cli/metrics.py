@@ -8,7 +8,10 @@ import typer
 from rich.table import Table
 
 from abstain.cli.common import fail, friendly_errors, out_console, write_json
+from abstain.confidence import estimator_of
 from abstain.metrics import HEADLINE, MetricsConfig, compute_metrics
+from abstain.metrics.confidence import confidence_metrics
+from abstain.metrics.confidence_run import estimators_of
 from abstain.schema import ScoredRow, read_jsonl, response_key
 
 #: how undefined values show: UA-Bench's released code gives 0, the other families null (—)
@@ -48,7 +51,8 @@ def register(app: typer.Typer) -> None:
         resamples: int = typer.Option(1000, help="Bootstrap resamples (0: no CIs)."),
         seed: int = typer.Option(0, help="Bootstrap seed."),
     ) -> None:
-        """Compute UA-Bench, Abstain-R1, ACA and AbstentionBench metrics of scored rows."""
+        """Compute UA-Bench, Abstain-R1, ACA and AbstentionBench metrics of scored rows (and conf.* where the rows
+        carry confidence estimates)."""
         with friendly_errors():
             rows = read_jsonl(input, ScoredRow, key=response_key)
             protocols = sorted({r.protocol for r in rows if r.protocol})
@@ -59,6 +63,8 @@ def register(app: typer.Typer) -> None:
             elif len(protocols) > 1:
                 raise fail(f"{input} mixes protocols {protocols}; choose one with --protocol")
             result = compute_metrics(rows, MetricsConfig(resamples=resamples, seed=seed))
+            for name in estimators_of(rows):  # rows of `abstain eval --confidence`: conf.<estimator>.*
+                result.update(confidence_metrics(rows, name, estimator_of(name).probability, resamples, seed))
         if json_out is not None:
             write_json(json_out, result)
         out_console.print(headline_table(result, title=f"metrics of {input}"))

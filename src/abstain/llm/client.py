@@ -116,6 +116,9 @@ class ChatResult:
     error: str | None = None
     reasoning: str | None = None
     cached: bool = False
+    #: ``choices[0].logprobs.content`` when the request asked for ``logprobs``: per token ``token``, ``logprob``,
+    #: ``top_logprobs``
+    logprobs: list[dict[str, Any]] | None = None
 
     @property
     def ok(self) -> bool:
@@ -244,6 +247,15 @@ class ChatClient:
         return data
 
     @staticmethod
+    def _logprobs(data: Mapping[str, Any]) -> list[dict[str, Any]] | None:
+        """The answer's per-token log-probabilities (``choices[0].logprobs.content``), where the server sent them."""
+        try:
+            content = (data["choices"][0].get("logprobs") or {}).get("content")
+        except (KeyError, IndexError, TypeError, AttributeError):
+            return None
+        return list(content) if isinstance(content, list) else None
+
+    @staticmethod
     def _extract(data: Mapping[str, Any]) -> tuple[str, str | None]:
         try:
             message = data["choices"][0]["message"]
@@ -268,17 +280,25 @@ class ChatClient:
             if hit is not None:
                 stored = json.loads(hit)
                 self.stats.add(cache_hits=1)
-                return ChatResult(text=stored["text"], reasoning=stored.get("reasoning"), cached=True)
+                return ChatResult(text=stored["text"], reasoning=stored.get("reasoning"), cached=True,
+                                  logprobs=stored.get("logprobs"))
         body = {"model": self.endpoint.model, "messages": [dict(m) for m in messages], **params}
         try:
-            text, reasoning = self._extract(self._send(body))
+            data = self._send(body)
+            text, reasoning = self._extract(data)
         except LLMError as exc:
             self.stats.add(failed=1)
             return ChatResult(text=None, error=str(exc))
+        logprobs = self._logprobs(data) if params.get("logprobs") else None
+        if params.get("logprobs") and logprobs is None:
+            self.stats.add(failed=1)
+            return ChatResult(text=None, error="the server ignored logprobs=true (no choices[0].logprobs.content in "
+                                               "its answer); this server cannot give confidence estimates")
         self.stats.add(succeeded=1)
         if key is not None and self._cache is not None:
-            self._cache.put(key, self.endpoint.model, json.dumps({"text": text, "reasoning": reasoning}))
-        return ChatResult(text=text, reasoning=reasoning)
+            self._cache.put(key, self.endpoint.model,
+                            json.dumps({"text": text, "reasoning": reasoning, "logprobs": logprobs}))
+        return ChatResult(text=text, reasoning=reasoning, logprobs=logprobs)
 
     def chat_many(
         self,

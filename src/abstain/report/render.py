@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from abstain.judges.options import JudgeConfig
+from abstain.report.confidence import confidence_plots, confidence_tables
 from abstain.report.generation import generation_differences
 from abstain.report.paired import paired_table
 from abstain.report.plots import PLOTS
@@ -78,8 +79,8 @@ def _plots(runs: Sequence[RunView], out: Path) -> dict[str, tuple[str, bytes]]:
     cols = columns(runs)
     (out / "plots").mkdir(parents=True, exist_ok=True)
     images = {}
-    for stem, (caption, fn) in PLOTS.items():
-        png = fn(cols)
+    plots = {stem: (caption, fn(cols)) for stem, (caption, fn) in PLOTS.items()} | confidence_plots(runs)
+    for stem, (caption, png) in plots.items():
         target = out / "plots" / f"{stem}.png"
         tmp = target.with_name(f".{target.name}.tmp")
         tmp.write_bytes(png)
@@ -101,7 +102,7 @@ def _sections(tables: Sequence[Table]) -> list[tuple[str, list[Table]]]:
 
 def _render(runs: Sequence[RunView], out: Path, stem: str, title: str) -> tuple[Path, Path]:
     out.mkdir(parents=True, exist_ok=True)
-    tables = [_runs_table(runs), *report_tables(runs)]
+    tables = [_runs_table(runs), *report_tables(runs), *confidence_tables(runs)]
     paired = paired_table(runs)
     if paired is not None:
         tables.append(paired)

@@ -9,12 +9,14 @@ Layout::
      "protocols": {name: compute_metrics(rows of that protocol)},          # flat dict, ``<key>_ci`` CIs
      "distribution": {name: {"answerable": {...}, "unanswerable": {...}, "behavior": {...}}},
      "by_benchmark": {name: {dataset: the top-level metrics of its rows}},
-     "datasets": {dataset: {"category": ..., "scenario": ...}}}
+     "datasets": {dataset: {"category": ..., "scenario": ...}},
+     "confidence": {estimator: curves}}      # only when the rows carry confidence (abstain eval --confidence)
 
 ``by_benchmark`` groups rows by :func:`abstain.data.suites.dataset_of` (the benchmark, or the
 AbstentionBench dataset where a loader names one, e.g. ``coconot/subjective``); ``datasets`` says each
 dataset's ``category`` and AbstentionBench ``scenario`` (``null`` when absent, ``"mixed"`` when its rows
-disagree), for the report's per-dataset and knowledge sections.
+disagree), for the report's per-dataset and knowledge sections. Confidence estimates add ``conf.<e>.*`` to each
+protocol's and dataset's metrics and the ``confidence`` block (:mod:`abstain.metrics.confidence_run`).
 
 Example:
     >>> from abstain.schema import ScoredRow
@@ -32,6 +34,7 @@ from typing import Any
 
 from abstain.data.suites import dataset_of
 from abstain.metrics import MetricsConfig, compute_metrics
+from abstain.metrics.confidence_run import confidence_run, estimators_of
 from abstain.outcomes import Outcome, is_refusal, outcome
 from abstain.schema import Behavior, ScoredRow
 
@@ -116,4 +119,30 @@ def run_metrics(rows: Sequence[ScoredRow], record: dict[str, Any], resamples: in
                                    if k.startswith(f"by_source.{bench}.")}) for bench in benches
             }
         out["protocols"][name] = {k: v for k, v in metrics.items() if not k.startswith("by_source.")}
+    names = estimators_of(rows, record.get("confidence"))
+    if names:
+        _add_confidence(out, rows, protocols, names, config)
     return out
+
+
+def _add_confidence(out: dict[str, Any], rows: Sequence[ScoredRow], protocols: Sequence[str], names: Sequence[str],
+                    config: MetricsConfig) -> None:
+    """The ``conf.*`` metrics into each protocol and dataset, and the ``confidence`` block of curves."""
+    groups = {p: [r for r in rows if (r.protocol or "") == p] for p in protocols}
+    datasets: dict[str, dict[str, list[ScoredRow]]] = {}
+    for p, group in groups.items():
+        for row in group:
+            datasets.setdefault(p, {}).setdefault(dataset_of(row), []).append(row)
+    several = {p: d for p, d in datasets.items() if len(d) > 1}
+    flat, curves = confidence_run(groups, names, config.resamples, config.seed, config.confidence, several)
+    for p, block in flat.items():
+        for key, value in block.items():
+            if key.startswith("by_source."):
+                dataset, _, metric = key[len("by_source."):].partition(".conf.")
+                out["by_benchmark"][p][dataset][f"conf.{metric}"] = value
+            else:
+                out["protocols"][p][key] = value
+                if p not in several:
+                    for dataset in out["by_benchmark"].get(p, {}):
+                        out["by_benchmark"][p][dataset][key] = value
+    out["confidence"] = curves
