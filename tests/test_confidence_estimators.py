@@ -81,3 +81,18 @@ def test_scored_text_spans_pickles_and_answer_prob():
         ScoredText("x", [-1.0], [], [1])
     with pytest.raises(ValueError, match="no log-probabilities"):
         response_confidence("plain", ("logprob",))
+
+
+def test_a_probe_keeps_each_samples_confidence_and_their_mean():
+    from abstain.probe_file import ProbeRow, aggregate
+    from abstain.schema import ScoredRow
+
+    base = dict(id="q1", question="2+2?", answers=["4"], label="answerable", model="m", protocol="idk",
+                format_ok=True, answer=None, pred="ANSWER")
+    rows = [ScoredRow(**base, sample=0, response="\\boxed{4}", correct=True, confidence={"p_true": 0.8, "logprob": -1.0}),
+            ScoredRow(**base, sample=1, response="\\boxed{5}", correct=False, confidence={"p_true": 0.4, "logprob": None})]
+    (row,) = aggregate(rows)
+    assert row.p_hat == 0.5 and row.confidence == pytest.approx({"p_true": 0.6, "logprob": -1.0})
+    assert [s.confidence for s in row.samples] == [r.confidence for r in rows]
+    assert ProbeRow.model_validate_json(row.model_dump_json()).confidence == row.confidence
+    assert "confidence" not in row.item().model_dump()

@@ -5,7 +5,9 @@ R-Tuning, RFT and TIAR's DPO baseline need to know which questions a model can a
 directory layout), whose ``scored.jsonl`` is then folded into ``probe.jsonl``: one
 :class:`ProbeRow` per item — the item, ``k``, ``n_correct``, ``p_hat = n_correct / n_judged`` and
 ``ook`` (*out of knowledge*: no sample is correct) — with every sampled response and what the scorer
-made of it. Samples the judge could not decide (``judge_error``) count in neither ``n_correct`` nor
+made of it. A probe run with confidence estimators (``abstain probe --confidence``) keeps each sample's values and
+their mean per item (``confidence``): a label-free p̂ (``consistency:K``, ``p_true``) for training to read beside
+the judged one. Samples the judge could not decide (``judge_error``) count in neither ``n_correct`` nor
 ``n_judged``; an unanswerable item has no correct answer, so it is always out of knowledge.
 
 This module is the probe *file* (rows, aggregation, reading): what training reads, so it imports no
@@ -46,6 +48,7 @@ class ProbeSample(BaseModel):
     format_ok: bool
     behavior: Behavior | None = None
     judge_error: str | None = None
+    confidence: dict[str, float | None] | None = None
 
 
 class ProbeRow(Item):
@@ -59,6 +62,8 @@ class ProbeRow(Item):
     p_hat: float | None
     ook: bool | None
     samples: list[ProbeSample]
+    #: the mean of each confidence estimate over the samples that have it (empty without estimators)
+    confidence: dict[str, float] = {}
 
     def item(self) -> Item:
         """The item alone (without the probe's fields)."""
@@ -77,7 +82,8 @@ def aggregate(scored: Sequence[ScoredRow]) -> list[ProbeRow]:
     for (_, protocol), rows in groups.items():
         rows = sorted(rows, key=lambda r: r.sample)
         samples = [ProbeSample(sample=r.sample, response=r.response, pred=r.pred, correct=r.correct,
-                               format_ok=r.format_ok, behavior=r.behavior, judge_error=r.judge_error) for r in rows]
+                               format_ok=r.format_ok, behavior=r.behavior, judge_error=r.judge_error,
+                               confidence=r.confidence) for r in rows]
         judged = [s for s in samples if s.judge_error is None]
         n_correct = sum(s.correct is True for s in judged)
         first = rows[0]
@@ -85,9 +91,19 @@ def aggregate(scored: Sequence[ScoredRow]) -> list[ProbeRow]:
         out.append(ProbeRow(
             **item_fields, model=first.model, protocol=protocol, k=len(samples), n_judged=len(judged),
             n_correct=n_correct, p_hat=n_correct / len(judged) if judged else None,
-            ook=(n_correct == 0) if judged else None, samples=samples,
+            ook=(n_correct == 0) if judged else None, samples=samples, confidence=_mean_confidence(samples),
         ))
     return out
+
+
+def _mean_confidence(samples: Sequence[ProbeSample]) -> dict[str, float]:
+    """Each estimator's mean over the samples that have a value for it."""
+    values: dict[str, list[float]] = {}
+    for sample in samples:
+        for name, value in (sample.confidence or {}).items():
+            if value is not None:
+                values.setdefault(name, []).append(value)
+    return {name: sum(v) / len(v) for name, v in values.items()}
 
 
 def read_probe(path: str | os.PathLike[str]) -> list[ProbeRow]:

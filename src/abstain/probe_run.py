@@ -42,6 +42,8 @@ class ProbeConfig:
     judge: JudgeConfig | None = field(default=None, metadata={"help": "the judge (default: the rule judge)"})
     base_url: str | None = field(default=None, metadata={"help": "OpenAI-compatible server URL"})
     judge_base_url: str | None = field(default=None, metadata={"help": "the LLM judge's server (never recorded)"})
+    confidence: tuple[str, ...] = field(default=(), metadata={
+        "help": "confidence estimators per sample (abstain eval --confidence); probe.jsonl keeps their mean per item"})
 
     def __post_init__(self) -> None:
         if self.k < 1:
@@ -57,7 +59,7 @@ class ProbeConfig:
                           samples=self.k, temperature=self.temperature, top_p=self.top_p,
                           max_tokens=self.max_tokens, seed=self.seed, judge=self.judge or JudgeConfig(),
                           judge_base_url=self.judge_base_url, limit=self.limit, batch_size=self.batch_size,
-                          base_url=self.base_url)
+                          base_url=self.base_url, confidence=self.confidence)
 
 
 @dataclass

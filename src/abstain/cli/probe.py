@@ -34,6 +34,9 @@ def register(app: typer.Typer) -> None:
         limit: int | None = typer.Option(None, help="Probe a balanced subset of N items."),
         batch_size: int = typer.Option(8, help="Prompts per generate call."),
         base_url: str | None = typer.Option(None, help="OpenAI-compatible server of the probed model."),
+        confidence: list[str] = typer.Option(
+            [], "--confidence", help="Confidence estimators per sample, as in abstain eval (e.g. consistency:4, "
+                                     "p_true): probe.jsonl keeps their mean per item beside p̂."),
         backend_option: list[str] = typer.Option(
             [], "--backend-option", help="key=value for the backend, not recorded (how fast, not what), as in "
                                          "abstain eval: e.g. eager=true"),
@@ -46,7 +49,8 @@ def register(app: typer.Typer) -> None:
             config = ProbeConfig(model=model, protocol=protocol, suite=suite, data=str(data) if data else None, k=k,
                                  temperature=temperature, top_p=top_p, max_tokens=max_tokens, seed=seed, limit=limit,
                                  batch_size=batch_size, judge=judge.config, base_url=base_url,
-                                 judge_base_url=judge.base_url)
+                                 judge_base_url=judge.base_url,
+                                 confidence=tuple(v for c in confidence for v in c.split(",") if v.strip()))
             result = run_resumable(run_probe, config, out, judge, backend_options(backend_option))
         rows = result.rows
         answerable = [r for r in rows if r.label == "answerable" and r.p_hat is not None]
