@@ -56,13 +56,9 @@ def auroc(scores: Sequence[float], correct: Sequence[bool]) -> float | None:
     pos, neg = int(c.sum()), int(len(c) - c.sum())
     if pos == 0 or neg == 0:
         return None
-    order = np.argsort(s, kind="mergesort")
-    ranks = np.empty(len(s))
-    sorted_s = s[order]
-    starts = np.r_[0, np.flatnonzero(np.diff(sorted_s)) + 1]
-    ends = np.r_[starts[1:], len(s)]
-    for a, b in zip(starts, ends, strict=True):  # average ranks over ties
-        ranks[order[a:b]] = (a + b + 1) / 2
+    values, inverse, counts = np.unique(s, return_inverse=True, return_counts=True)
+    average = np.cumsum(counts) - (counts - 1) / 2  # the mean 1-based rank of each tied block
+    ranks = average[inverse]
     u = ranks[c == 1].sum() - pos * (pos + 1) / 2
     return float(u / (pos * neg))
 
@@ -71,8 +67,10 @@ def _blocks(scores: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """(order by confidence, descending; start of each tie block; its size) in sorted positions."""
     order = np.argsort(-scores, kind="mergesort")
     sorted_s = scores[order]
-    starts = np.r_[0, np.flatnonzero(np.diff(sorted_s)) + 1] if len(scores) else np.zeros(0, dtype=int)
-    sizes = np.diff(np.r_[starts, len(scores)])
+    if not len(scores):
+        return order, np.zeros(0, dtype=int), np.zeros(0, dtype=int)
+    starts = np.concatenate(([0], np.flatnonzero(np.diff(sorted_s)) + 1))  # (np.r_ costs more than the work here)
+    sizes = np.diff(np.append(starts, len(scores)))
     return order, starts, sizes
 
 
@@ -87,8 +85,8 @@ def top_sum(scores: Sequence[float], values: Sequence[float], k: np.ndarray | fl
     s, v = np.asarray(scores, dtype=float), np.asarray(values, dtype=float)
     order, starts, sizes = _blocks(s)
     block_sums = np.add.reduceat(v[order], starts) if len(s) else np.zeros(0)
-    before = np.r_[0.0, np.cumsum(block_sums)]  # sum of the blocks before block j
-    edges = np.r_[starts, len(s)]
+    before = np.concatenate(([0.0], np.cumsum(block_sums)))  # sum of the blocks before block j
+    edges = np.append(starts, len(s))
     cuts = np.clip(np.asarray(k, dtype=float), 0, len(s))
     j = np.clip(np.searchsorted(edges, cuts, side="right") - 1, 0, max(len(starts) - 1, 0))
     if not len(s):
@@ -117,7 +115,8 @@ def prr(scores: Sequence[float], correct: Sequence[bool]) -> float | None:
     if not len(s) or c.min() == c.max():
         return None
     area = 1 - aurc(s, c)  # type: ignore[operator]
-    oracle = 1 - aurc(c, c)  # type: ignore[operator]
+    n, right = len(c), int(c.sum())
+    oracle = (right + right * float(np.sum(1 / np.arange(right + 1, n + 1)))) / n  # mean_k min(k, right) / k
     random = float(c.mean())
     return float((area - random) / (oracle - random))
 

@@ -52,6 +52,10 @@ from abstain.schema import ScoredRow
 
 __all__ = ["MATCHED_KEYS", "matched_coverage", "threshold_curve"]
 
+#: the ranking scores of a forced answer without a confidence value (least confident), and of an abstention under
+#: answer_only (never kept); finite, so that ties between them are ties
+MISSING, NEVER = -1e300, -1e308
+
 #: the keys :func:`matched_coverage` writes under ``conf.<estimator>.matched.``
 MATCHED_KEYS = ("coverage", "threshold_coverage", "explicit_risk", "threshold_risk", "risk_delta",
                 "explicit_refusal_u", "threshold_refusal_u", "refusal_u_delta")
@@ -74,7 +78,7 @@ def _pairs(explicit: Sequence[ScoredRow], forced: Sequence[ScoredRow], name: str
         cols["f_ans"].append(theirs is not Outcome.ABSTAIN)
         cols["f_wrong"].append(theirs is Outcome.WRONG)
         # an abstention under answer_only is never a kept answer; a missing value counts as the least confident
-        cols["score"].append(-np.inf if theirs is Outcome.ABSTAIN else (-1e300 if value is None else float(value)))
+        cols["score"].append(NEVER if theirs is Outcome.ABSTAIN else (MISSING if value is None else float(value)))
         cols["unans"].append(row.label == "unanswerable")
     return {k: np.asarray(v, dtype=object if k == "item" else float) for k, v in cols.items()}
 
@@ -137,7 +141,7 @@ def threshold_curve(forced: Sequence[ScoredRow], name: str, points: int = 101) -
     if not answered:
         return []
     score = [(r.confidence or {}).get(name) for r in answered]
-    s = np.array([-1e300 if v is None else float(v) for v in score])
+    s = np.array([MISSING if v is None else float(v) for v in score])
     wrong = np.array([outcome(r) is Outcome.WRONG for r in answered], dtype=float)
     k = np.unique(np.linspace(1, len(answered), min(points, len(answered))).round())
     risk = top_sum(s, wrong, k) / k
