@@ -37,7 +37,7 @@ from abstain.outcomes import Outcome, outcome
 from abstain.schema import ScoredRow
 
 __all__ = ["BINS", "answered_scores", "aurc", "auroc", "brier", "confidence_metrics", "ece", "prr", "reliability",
-           "risk_coverage", "top_sum"]
+           "resample_items", "risk_coverage", "top_sum"]
 
 #: equal-width bins of the expected calibration error and the reliability diagram
 BINS = 10
@@ -109,12 +109,13 @@ def aurc(scores: Sequence[float], correct: Sequence[bool]) -> float | None:
     return float(risk_coverage(scores, correct)[1].mean())
 
 
-def prr(scores: Sequence[float], correct: Sequence[bool]) -> float | None:
-    """The normalised prediction–rejection ratio (1: oracle order, 0: random); None when all answers agree."""
+def prr(scores: Sequence[float], correct: Sequence[bool], area_under_risk: float | None = None) -> float | None:
+    """The normalised prediction–rejection ratio (1: oracle order, 0: random); None when all answers agree.
+    ``area_under_risk``: :func:`aurc` of the same rows, when the caller has it."""
     s, c = _arrays(scores, correct)
     if not len(s) or c.min() == c.max():
         return None
-    area = 1 - aurc(s, c)  # type: ignore[operator]
+    area = 1 - (aurc(s, c) if area_under_risk is None else area_under_risk)  # type: ignore[operator]
     n, right = len(c), int(c.sum())
     oracle = (right + right * float(np.sum(1 / np.arange(right + 1, n + 1)))) / n  # mean_k min(k, right) / k
     random = float(c.mean())
@@ -146,6 +147,19 @@ def brier(probs: Sequence[float], correct: Sequence[bool]) -> float | None:
     return float(((p - c) ** 2).mean()) if len(p) else None
 
 
+def resample_items(members: Sequence[np.ndarray], rng: np.random.Generator) -> np.ndarray:
+    """The row indices of one bootstrap draw of items (``members[j]``: the rows of item ``j``), items with replacement.
+
+    Example:
+        >>> resample_items([np.array([0]), np.array([1, 2])], np.random.default_rng(0)).tolist()
+        [1, 2, 1, 2]
+    """
+    draws = rng.integers(0, len(members), len(members))
+    if all(len(m) == 1 for m in members):  # one row per item: plain indexing, no concatenation
+        return np.concatenate(members)[draws]
+    return np.concatenate([members[j] for j in draws])
+
+
 def answered_scores(rows: Sequence[ScoredRow], name: str) -> tuple[list[float], list[bool], list[str]]:
     """(confidence, correct, item id) of the rows that gave an answer and carry a value for estimator ``name``."""
     scores, correct, ids = [], [], []
@@ -161,7 +175,8 @@ def answered_scores(rows: Sequence[ScoredRow], name: str) -> tuple[list[float], 
 
 
 def _values(scores: np.ndarray, correct: np.ndarray, probability: bool) -> dict[str, float | None]:
-    out = {"auroc": auroc(scores, correct), "aurc": aurc(scores, correct), "prr": prr(scores, correct)}
+    area = aurc(scores, correct)
+    out = {"auroc": auroc(scores, correct), "aurc": area, "prr": prr(scores, correct, area)}
     if probability:
         out["ece"], out["brier"] = ece(scores, correct), brier(scores, correct)
     return out
@@ -185,7 +200,7 @@ def confidence_metrics(rows: Sequence[ScoredRow], name: str, probability: bool, 
         members = [np.flatnonzero(of_item == n) for n in range(len(items))]
         rng = np.random.default_rng([seed, *f"conf:{name}:{stream}".encode()])
         for _ in range(resamples):
-            drawn = np.concatenate([members[n] for n in rng.integers(0, len(items), len(items))])
+            drawn = resample_items(members, rng)
             for key, value in _values(s[drawn], c[drawn], probability).items():
                 boot[key].append(np.nan if value is None else value)
     prefix = f"conf.{name}"

@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from abstain.metrics.confidence import top_sum
+from abstain.metrics.confidence import resample_items, top_sum
 from abstain.outcomes import Outcome, outcome
 from abstain.schema import ScoredRow
 
@@ -121,7 +121,7 @@ def matched_coverage(explicit: Sequence[ScoredRow], forced: Sequence[ScoredRow],
         members = [np.flatnonzero(of_item == j) for j in range(len(items))]
         rng = np.random.default_rng([seed, *f"matched:{name}:{stream}".encode()])
         for _ in range(resamples):
-            drawn = np.concatenate([members[j] for j in rng.integers(0, len(items), len(items))])
+            drawn = resample_items(members, rng)
             for key, value in _compare(pairs, drawn).items():
                 boot[key].append(np.nan if value is None else value)
     prefix = f"conf.{name}.matched"
