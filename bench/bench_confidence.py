@@ -11,7 +11,7 @@ with / without, from the medians. Goal: ``ratio_wall`` <= 1.10.
 samples per response cost about K generations; reported as the ratio of the pass's seconds to the run's own
 generation seconds.
 
-    python bench/bench_confidence.py [--prompts 64] [--tokens 256] [--repeats 2] [--k 4] [--consistency-prompts 16]
+    python bench/bench_confidence.py [--prompts 60] [--tokens 512] [--repeats 2] [--k 4] [--consistency-prompts 8]
 """
 
 from __future__ import annotations
@@ -34,11 +34,11 @@ def _session(run) -> dict:  # type: ignore[no-untyped-def]
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--prompts", type=int, default=64, help="items (each under two protocols)")
-    parser.add_argument("--tokens", type=int, default=256)
+    parser.add_argument("--prompts", type=int, default=60, help="items (each under two protocols)")
+    parser.add_argument("--tokens", type=int, default=512, help="new tokens (abstain eval's default)")
     parser.add_argument("--repeats", type=int, default=2)
     parser.add_argument("--k", type=int, default=4)
-    parser.add_argument("--consistency-prompts", type=int, default=16)
+    parser.add_argument("--consistency-prompts", type=int, default=8)
     args = parser.parse_args()
 
     from abstain.backends import make_backend
