@@ -76,8 +76,8 @@ def test_eval_confidence_end_to_end_and_rescoring(tmp_path, fixtures_dir):
     runner = CliRunner()
     estimators = "logprob,answer_prob,consistency:2,p_true"
     args = ["eval", "--model", "bundled", "--data", str(fixtures_dir / "easy_arithmetic.jsonl"), "--protocol",
-            "answer_only,idk", "--max-tokens", "40", "--resamples", "100", "--lenient-format", "--confidence",
-            estimators, "--out", str(out)]
+            "answer_only,idk", "--max-tokens", "24", "--batch-size", "20", "--resamples", "100", "--lenient-format",
+            "--confidence", estimators, "--out", str(out)]  # one batch of 20 prompts: the test's time is sampling
     r = runner.invoke(app, args)
     assert r.exit_code == 0, r.output
     rows = read_jsonl(out / SCORED, ScoredRow)
