@@ -109,10 +109,11 @@ def run_query(run: RunDir, name: str, rows: Sequence[ResponseRow], messages: Mes
             tokens += work.ask([r for r in rows if r.sample == sample], lambda r: messages[(r.id, r.protocol)], gen,
                                lambda r, texts: agreement(r.response, [str(t) for t in texts]))
     else:  # p_true: one token and its top alternatives, for the rows that proposed an answer
-        asked = [r for r in rows if p_true_messages(r) is not None]
-        silent = [r for r in rows if p_true_messages(r) is None]
+        queries = {id(r): p_true_messages(r) for r in rows}  # each response parsed once
+        asked = [r for r in rows if queries[id(r)] is not None]
+        silent = [r for r in rows if queries[id(r)] is None]
         work.store(silent, [None] * len(silent))
         progress.advance(len(silent))
         gen = GenerationConfig(max_new_tokens=1, logprobs=TOP_LOGPROBS)
-        tokens += work.ask(asked, lambda r: p_true_messages(r) or [], gen, lambda r, texts: p_true_value(texts[0]))
+        tokens += work.ask(asked, lambda r: queries[id(r)] or [], gen, lambda r, texts: p_true_value(texts[0]))
     return {f"{kind}_tokens": tokens, f"{kind}_seconds": time.perf_counter() - start}
