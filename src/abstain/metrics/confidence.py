@@ -28,7 +28,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -36,7 +36,8 @@ import numpy as np
 from abstain.outcomes import Outcome, outcome
 from abstain.schema import ScoredRow
 
-__all__ = ["BINS", "answered_scores", "aurc", "auroc", "brier", "confidence_metrics", "ece", "prr", "reliability",
+__all__ = ["BINS", "answered_scores", "aurc", "auroc", "bootstrap_cis", "brier", "confidence_metrics", "ece", "prr",
+           "reliability",
            "resample_items", "risk_coverage", "top_sum"]
 
 #: equal-width bins of the expected calibration error and the reliability diagram
@@ -160,6 +161,26 @@ def resample_items(members: Sequence[np.ndarray], rng: np.random.Generator) -> n
     return np.concatenate([members[j] for j in draws])
 
 
+def bootstrap_cis(ids: Sequence[str], point: dict[str, float | None],
+                  compute: Callable[[np.ndarray], dict[str, float | None]], resamples: int, rng: np.random.Generator,
+                  confidence: float) -> dict[str, list[float] | None]:
+    """Each key's bootstrap CI: ``compute(row indices)`` over ``resamples`` draws of the items ``ids`` name (all rows
+    of an item move together); None where the point value or every draw is undefined."""
+    from abstain.metrics.compute import _interval
+
+    boot: dict[str, list[float]] = {key: [] for key in point}
+    if resamples and len(ids):
+        items = sorted(set(ids))
+        index = {item: n for n, item in enumerate(items)}
+        of_item = np.array([index[i] for i in ids])
+        members = [np.flatnonzero(of_item == n) for n in range(len(items))]
+        for _ in range(resamples):
+            for key, value in compute(resample_items(members, rng)).items():
+                boot[key].append(np.nan if value is None else value)
+    return {key: _interval(np.asarray(boot[key]), confidence) if value is not None and boot[key] else None
+            for key, value in point.items()}
+
+
 def answered_scores(rows: Sequence[ScoredRow], name: str) -> tuple[list[float], list[bool], list[str]]:
     """(confidence, correct, item id) of the rows that gave an answer and carry a value for estimator ``name``."""
     scores, correct, ids = [], [], []
@@ -187,26 +208,14 @@ def confidence_metrics(rows: Sequence[ScoredRow], name: str, probability: bool, 
     """``conf.<name>.*`` for ``rows``: the metrics above with ``_ci`` intervals, and ``conf.<name>.n`` (answers with
     a value) and ``conf.<name>.accuracy`` (their share correct). ``stream`` names the group, so each group has its
     own bootstrap stream."""
-    from abstain.metrics.compute import _interval
-
     scores, correct, ids = answered_scores(rows, name)
     s, c = np.asarray(scores, dtype=float), np.asarray(correct, dtype=float)
     point = _values(s, c, probability)
-    boot: dict[str, list[float]] = {key: [] for key in point}
-    if resamples and len(s):
-        items = sorted(set(ids))
-        index = {item: n for n, item in enumerate(items)}
-        of_item = np.array([index[i] for i in ids])
-        members = [np.flatnonzero(of_item == n) for n in range(len(items))]
-        rng = np.random.default_rng([seed, *f"conf:{name}:{stream}".encode()])
-        for _ in range(resamples):
-            drawn = resample_items(members, rng)
-            for key, value in _values(s[drawn], c[drawn], probability).items():
-                boot[key].append(np.nan if value is None else value)
+    rng = np.random.default_rng([seed, *f"conf:{name}:{stream}".encode()])
+    cis = bootstrap_cis(ids, point, lambda drawn: _values(s[drawn], c[drawn], probability), resamples, rng, confidence)
     prefix = f"conf.{name}"
     out: dict[str, Any] = {f"{prefix}.n": len(s), f"{prefix}.accuracy": float(c.mean()) if len(c) else None}
     for key, value in point.items():
         out[f"{prefix}.{key}"] = value
-        out[f"{prefix}.{key}_ci"] = (_interval(np.asarray(boot[key]), confidence)
-                                     if value is not None and boot[key] else None)
+        out[f"{prefix}.{key}_ci"] = cis[key]
     return out

@@ -46,7 +46,7 @@ from typing import Any
 
 import numpy as np
 
-from abstain.metrics.confidence import resample_items, top_sum
+from abstain.metrics.confidence import bootstrap_cis, top_sum
 from abstain.outcomes import Outcome, outcome
 from abstain.schema import ScoredRow
 
@@ -108,28 +108,16 @@ def _compare(p: dict[str, np.ndarray], idx: np.ndarray) -> dict[str, float | Non
 def matched_coverage(explicit: Sequence[ScoredRow], forced: Sequence[ScoredRow], name: str, resamples: int = 1000,
                      seed: int = 0, confidence: float = 0.95, stream: str = "") -> dict[str, Any]:
     """``conf.<name>.matched.*`` (see the module doc) for the explicit protocol's rows against ``answer_only``'s."""
-    from abstain.metrics.compute import _interval
-
     pairs = _pairs(explicit, forced, name)
     n = len(pairs["item"])
     point = _compare(pairs, np.arange(n)) if n else dict.fromkeys(MATCHED_KEYS)
-    boot: dict[str, list[float]] = {k: [] for k in MATCHED_KEYS}
-    if resamples and n:
-        items = sorted(set(pairs["item"]))
-        index = {item: j for j, item in enumerate(items)}
-        of_item = np.array([index[i] for i in pairs["item"]])
-        members = [np.flatnonzero(of_item == j) for j in range(len(items))]
-        rng = np.random.default_rng([seed, *f"matched:{name}:{stream}".encode()])
-        for _ in range(resamples):
-            drawn = resample_items(members, rng)
-            for key, value in _compare(pairs, drawn).items():
-                boot[key].append(np.nan if value is None else value)
+    rng = np.random.default_rng([seed, *f"matched:{name}:{stream}".encode()])
+    cis = bootstrap_cis(list(pairs["item"]), point, lambda drawn: _compare(pairs, drawn), resamples, rng, confidence)
     prefix = f"conf.{name}.matched"
     out: dict[str, Any] = {f"{prefix}.n": len(set(pairs["item"])) if n else 0}
     for key in MATCHED_KEYS:
         out[f"{prefix}.{key}"] = point[key]
-        out[f"{prefix}.{key}_ci"] = (_interval(np.asarray(boot[key]), confidence)
-                                     if point[key] is not None and boot[key] else None)
+        out[f"{prefix}.{key}_ci"] = cis[key]
     return out
 
 
