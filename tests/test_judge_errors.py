@@ -20,12 +20,15 @@ from abstain.schema import ResponseRow
 from abstain.scoring import score_rows
 
 TOWER = "9^{9^{9^{9}}}"
+#: a symbolic reference (18), so the comparison goes to Math-Verify: against a plain number the tower is an
+#: unevaluated expression and simply wrong (the stated-answer rule, tests/test_stated_answer.py)
+SYMBOLIC_18 = "\\sqrt{324}"
 
 
 def _rows() -> list[ResponseRow]:
     base = {"question": "What is 3 * 6?", "category": "reasoning", "model": "m"}
     return [
-        ResponseRow(id="a1", answers=["18"], label="answerable", response=f"\\boxed{{{TOWER}}}", **base),
+        ResponseRow(id="a1", answers=[SYMBOLIC_18], label="answerable", response=f"\\boxed{{{TOWER}}}", **base),
         ResponseRow(id="a2", answers=["18"], label="answerable", response="\\boxed{18}", **base),
         ResponseRow(id="u1", answers=[], label="unanswerable", response="\\boxed{I don't know.}", **base),
         ResponseRow(id="u2", answers=[], label="unanswerable", response="It is \\boxed{7}.", **base),

@@ -189,7 +189,7 @@ def test_the_mix_profile_leaves_problems_beyond_the_policy_out_of_the_margin():
 
 
 def test_judge_errors_are_none_never_a_number():
-    tower = {**ANS, "answers": ["18"]}
+    tower = {**ANS, "answers": ["\\sqrt{324}"]}  # symbolic: Math-Verify compares (a number would not need it)
     reward = make_reward("ternary", judge=JudgeConfig(math_timeout_s=1))
     assert score_one(reward, tower, "\\boxed{9^{9^{9^{9}}}}").score is None
     assert score_one(reward, tower, "\\boxed{9^{9^{9^{9}}}}").outcome == "unscored"

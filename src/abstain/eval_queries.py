@@ -107,7 +107,7 @@ def run_query(run: RunDir, name: str, rows: Sequence[ResponseRow], messages: Mes
             gen = GenerationConfig(max_new_tokens=settings.max_tokens, temperature=settings.temperature or 1.0,
                                    top_p=settings.top_p, n=k, seed=settings.seed + SAMPLING_SEED_OFFSET + sample)
             tokens += work.ask([r for r in rows if r.sample == sample], lambda r: messages[(r.id, r.protocol)], gen,
-                               lambda r, texts: agreement(r.response, [str(t) for t in texts]))
+                               lambda r, texts: agreement(r.response, [str(t) for t in texts], r.answers))
     else:  # p_true: one token and its top alternatives, for the rows that proposed an answer
         queries = {id(r): p_true_messages(r) for r in rows}  # each response parsed once
         asked = [r for r in rows if queries[id(r)] is not None]

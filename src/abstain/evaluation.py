@@ -50,7 +50,7 @@ def judge_command_flags(judge: JudgeConfig) -> list[str]:
     """The judge flags that reproduce ``judge`` (defaults left out; the server URL and key never)."""
     default = JudgeConfig().record()
     flags = {"name": "--judge", "model": "--judge-model", "behaviors": "--behaviors",
-             "math_timeout_s": "--math-timeout", "concurrency": "--judge-concurrency",
+             "answer_match": "--answer-match", "math_timeout_s": "--math-timeout", "concurrency": "--judge-concurrency",
              "retries": "--judge-retries", "timeout_s": "--judge-timeout"}
     out = []
     for key, value in judge.record().items():

@@ -14,6 +14,7 @@ flag                     meaning
 ``--judge-api-key``      its API key (env ``ABSTAIN_JUDGE_API_KEY`` / ``OPENAI_API_KEY``); never written
 ``--behaviors``          rows with an ACA behavior label: unanswerable | all | none
 ``--lenient-format``     judge the tail of unboxed responses instead of marking them wrong
+``--answer-match``       stated (default) | math_verify: how a numeric reference is compared
 ``--math-timeout``       Math-Verify timeout per comparison step (seconds)
 ``--judge-concurrency``  LLM judge requests in flight
 ``--judge-retries``      retries per LLM request on connection errors, timeouts and 5xx
@@ -57,6 +58,11 @@ _FLAGS: tuple[tuple[str, str, Any, Any, str, str | None], ...] = (
      "AbstentionBench's judge counts it), unanswerable (only what the ACA metrics need), or none.", "behaviors"),
     ("lenient_format", "--lenient-format/--strict-format", bool, False, "Judge the tail of responses without a "
      "\\boxed{} instead of marking them wrong.", "lenient_format"),
+    ("answer_match", "--answer-match", str, _DEFAULT.answer_match, "How an answer is compared with a numeric "
+     "reference: stated (the answer the response states: its box; lenient, the last 'answer is ...', else the "
+     "right-hand side of the last '=', else the last number; an unevaluated expression such as 93+59 is no answer) "
+     "or math_verify (Math-Verify over the whole text, which credits an echo of the question's arithmetic: "
+     "Abstain-R1's released reward).", "answer_match"),
     ("math_timeout", "--math-timeout", int, _DEFAULT.math_timeout_s, _HELP["math_timeout_s"], "math_timeout_s"),
     ("judge_concurrency", "--judge-concurrency", int, _DEFAULT.concurrency, "LLM judge requests in flight at once.",
      "concurrency"),

@@ -11,6 +11,7 @@ from abstain.judges.answer import (
     exact_match,
     math_equal,
     numeric_value,
+    stated_number,
 )
 from abstain.judges.base import Judge, Judgment
 from abstain.judges.behavior import BehaviorRuling, classify_behavior, rule_behavior
@@ -22,6 +23,7 @@ from abstain.judges.llm import LLMJudge, LLMJudgeConfig, VerdictError, detect_ab
 from abstain.judges.hybrid import HybridJudge
 from abstain.judges.abstentionbench import AbstentionBenchJudge
 from abstain.judges.options import JudgeConfig
+from abstain.judges.stated import StatedAnswer, stated_answer
 
 __all__ = [
     "AbstentionBenchJudge",
@@ -51,5 +53,8 @@ __all__ = [
     "register_judge",
     "rule_behavior",
     "RuleJudge",
+    "StatedAnswer",
+    "stated_answer",
+    "stated_number",
     "VerdictError",
 ]

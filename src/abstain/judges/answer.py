@@ -1,11 +1,19 @@
 """Rule-based answer correctness: normalized exact match, a numeric fast path, then Math-Verify.
 
-A prediction is correct when it matches ANY reference answer. For each reference, in order:
+A prediction is correct when it matches ANY reference answer. For each reference:
 
-1. SQuAD-style normalized exact match (lowercase, no punctuation/articles/extra spaces);
-2. when both sides are plain numbers (``$1,200``, ``18.0``, ``3/4``, ``\\frac{3}{4}``, ``50\\%``),
-   numeric comparison — this decides most math answers without touching sympy;
-3. when the reference looks mathematical, Math-Verify ``verify(parse(gold), parse(pred))``.
+* a **plain-number reference** (``$1,200``, ``18.0``, ``3/4``, ``\\frac{3}{4}``, ``50\\%``, ``12 apples``) is compared
+  numerically with the answer the prediction *states* (:func:`abstain.judges.stated.stated_answer`: the "answer
+  is …", else the right-hand side of the last equation, else the last number) and with nothing else in the text;
+  an unevaluated expression of numbers (``93+59``, ``2^{10}``) states no answer and never matches;
+* any other reference: SQuAD-style normalized exact match (lowercase, no punctuation/articles/extra spaces), then,
+  when the reference looks mathematical (MATH-style ``\\frac``, intervals, expressions with variables),
+  Math-Verify ``verify(parse(gold), parse(pred))``.
+
+``AnswerConfig(match="math_verify")`` is the rule before the stated answer, kept for Abstain-R1's released reward:
+every reference is tried by exact match, the numeric comparison of a wholly numeric prediction, then Math-Verify
+over the whole text, which evaluates any expression it finds there (an echo of the question's ``93+59`` "equals"
+152).
 
 Math-Verify enforces its timeouts with ``SIGALRM``, which only works on the main thread: called from
 a worker thread it raises and ``verify`` silently returns False. :func:`math_equal` therefore runs
@@ -25,6 +33,8 @@ Example:
     True
     >>> check_answer("17", ["18"])
     False
+    >>> check_answer("93+59", ["152"]), check_answer("93+59", ["152"], AnswerConfig(match="math_verify"))
+    (False, True)
 """
 
 from __future__ import annotations
@@ -40,8 +50,12 @@ import subprocess
 import sys
 import threading
 from dataclasses import dataclass
+from typing import Literal
+
+from abstain.judges.stated import stated_answer
 
 __all__ = [
+    "ANSWER_MATCHES",
     "AnswerConfig",
     "MathVerifyError",
     "check_answer",
@@ -49,11 +63,17 @@ __all__ = [
     "math_equal",
     "normalize_text",
     "numeric_value",
+    "stated_number",
 ]
 
 
 class MathVerifyError(RuntimeError):
     """Math-Verify could not decide: it timed out, raised, or its worker died. Not a verdict."""
+
+
+AnswerMatch = Literal["stated", "math_verify"]
+#: the answer rules: the stated answer (default), or Math-Verify over the whole text (Abstain-R1's reward)
+ANSWER_MATCHES: tuple[str, ...] = ("stated", "math_verify")
 
 
 @dataclass(frozen=True)
@@ -64,11 +84,19 @@ class AnswerConfig:
         timeout_s: Math-Verify's per-call timeout (parse and verify each), in seconds.
         rel_tol: relative tolerance of the numeric fast path.
         use_math_verify: turn off to rely on exact match and the numeric path only.
+        match: ``stated`` (the default: a plain-number reference is compared with the stated answer only) or
+            ``math_verify`` (Math-Verify over the whole text for every reference, echoes credited: Abstain-R1's
+            released reward).
     """
 
     timeout_s: int = 5
     rel_tol: float = 1e-6
     use_math_verify: bool = True
+    match: AnswerMatch = "stated"
+
+    def __post_init__(self) -> None:
+        if self.match not in ANSWER_MATCHES:
+            raise ValueError(f"answer match must be one of {', '.join(ANSWER_MATCHES)} - not {self.match!r}")
 
 
 DEFAULT = AnswerConfig()
@@ -305,6 +333,20 @@ def math_equal(gold: str, pred: str, timeout: int = DEFAULT.timeout_s) -> bool:
     return _POOL.run(gold, pred, timeout)
 
 
+def stated_number(pred: str) -> float | None:
+    """The number ``pred`` states as its answer, or None (no number, or an unevaluated expression of numbers).
+
+    Example:
+        >>> stated_number("4 + 5 = 9 apples"), stated_number("Tom has 4 + 5 apples"), stated_number("\\\\$1,200")
+        (9.0, None, 1200.0)
+    """
+    whole = numeric_value(pred)
+    if whole is not None:
+        return whole
+    stated = stated_answer(pred)
+    return numeric_value(stated.text) if stated.kind == "number" and stated.text else None
+
+
 def check_answer(pred: str, golds: list[str], config: AnswerConfig = DEFAULT) -> bool:
     """Whether ``pred`` matches any reference in ``golds`` (see the module docstring).
 
@@ -313,12 +355,17 @@ def check_answer(pred: str, golds: list[str], config: AnswerConfig = DEFAULT) ->
     pred = pred.strip()
     if not pred or not golds:
         return False
-    pred_num = numeric_value(pred)
+    stated = config.match == "stated"
+    pred_num = stated_number(pred) if stated else numeric_value(pred)
     need_mv = []
     for gold in golds:
+        gold_num = numeric_value(gold)
+        if stated and gold_num is not None:  # a plain-number reference: the stated answer, and nothing else
+            if pred_num is not None and _numbers_equal(gold_num, pred_num, config.rel_tol):
+                return True
+            continue
         if exact_match(pred, gold):
             return True
-        gold_num = numeric_value(gold)
         if gold_num is not None and pred_num is not None:
             if _numbers_equal(gold_num, pred_num, config.rel_tol):
                 return True

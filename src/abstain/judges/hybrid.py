@@ -1,8 +1,9 @@
 """The hybrid judge: rules where they are certain, the LLM judge for the rest.
 
-* correctness: the rule comparison decides when it says *correct*, or when both the answer and every
-  reference are plain numbers (then "different" is certain too); other mismatches (words, units,
-  expressions the rules may not equate) and Math-Verify failures go to the LLM.
+* correctness: the rule comparison decides when it says *correct*, or when every reference is a plain number and the
+  answer is one too, or states only an unevaluated expression of numbers (``93+59``: no answer, under the default
+  stated-answer rule); then "wrong" is certain too. Other mismatches (words, units, expressions the rules may not
+  equate) and Math-Verify failures go to the LLM.
 * behavior: :func:`abstain.judges.behavior.rule_behavior` decides when it is certain (a boxed refusal
   token, a boxed question, a bare boxed number with no hedging); everything else goes to the LLM.
 * clarification: the structured-gap rule (:func:`abstain.judges.clarification.check_clarification`)
@@ -30,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from abstain.judges.answer import DEFAULT, AnswerConfig, MathVerifyError, check_answer, numeric_value
+from abstain.judges.stated import stated_answer
 from abstain.judges.behavior import rule_behavior
 from abstain.judges.clarification import check_clarification
 from abstain.judges.correctness import correctness_precheck
@@ -57,7 +59,9 @@ class HybridJudge(LLMJudge):
                 return Decided("correct", True, "rule")
         except MathVerifyError:  # the rules could not decide: the LLM's job
             return super().plan_correct(row, pred)
-        if numeric_value(answer) is not None and all(numeric_value(a) is not None for a in row.answers):
+        if all(numeric_value(a) is not None for a in row.answers) and (
+                numeric_value(answer) is not None
+                or (self.answer.match == "stated" and stated_answer(answer).kind == "expression")):
             return Decided("correct", False, "rule")
         return super().plan_correct(row, pred)
 

@@ -23,7 +23,7 @@ import os
 from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any
 
-from abstain.judges.answer import AnswerConfig
+from abstain.judges.answer import ANSWER_MATCHES, AnswerConfig
 from abstain.judges.base import Judge
 from abstain.judges.registry import JUDGES, make_judge
 from abstain.llm import JUDGE_ENV
@@ -45,6 +45,9 @@ class JudgeConfig:
         default=BehaviorScope.ALL, metadata={"help": "rows with an ACA behavior: all | unanswerable | none"}
     )
     lenient_format: bool = field(default=False, metadata={"help": "judge the tail of unboxed responses"})
+    answer_match: str = field(default="stated", metadata={
+        "help": "stated: a numeric reference is compared with the answer the response states, never with an "
+                "expression of numbers | math_verify: Math-Verify over the whole text (Abstain-R1's released reward)"})
     math_timeout_s: int = field(default=5, metadata={"help": "Math-Verify timeout per comparison step, seconds"})
     concurrency: int = field(default=8, metadata={"help": "LLM judge requests in flight"})
     retries: int = field(default=4, metadata={"help": "retries per LLM request on transient failures"})
@@ -55,6 +58,8 @@ class JudgeConfig:
         if self.name not in JUDGES:
             raise ValueError(f"unknown judge {self.name!r}; choose one of {', '.join(sorted(JUDGES))}")
         object.__setattr__(self, "behaviors", behavior_scope(self.behaviors))
+        if self.answer_match not in ANSWER_MATCHES:
+            raise ValueError(f"answer_match must be one of {', '.join(ANSWER_MATCHES)} - not {self.answer_match!r}")
         if self.math_timeout_s < 1:
             raise ValueError("math_timeout_s must be >= 1 second")
         if self.concurrency < 1 or self.retries < 0 or self.timeout_s <= 0:
@@ -79,10 +84,14 @@ class JudgeConfig:
             options.update(base_url=base_url, model=self.model, api_key=api_key, concurrency=self.concurrency,
                            retries=self.retries, timeout_s=self.timeout_s, cache=self.cache)
             if self.name == "hybrid":
-                options["answer"] = AnswerConfig(timeout_s=self.math_timeout_s)
+                options["answer"] = self.answer_config()
         else:
-            options["answer"] = AnswerConfig(timeout_s=self.math_timeout_s)
+            options["answer"] = self.answer_config()
         return make_judge(self.name, **options)
+
+    def answer_config(self) -> AnswerConfig:
+        """How the rule comparison reads answers under this config."""
+        return AnswerConfig(timeout_s=self.math_timeout_s, match=self.answer_match)  # type: ignore[arg-type]
 
     def record(self) -> dict[str, Any]:
         """The JSON form for ``config.json`` (no URL, no key)."""

@@ -171,7 +171,8 @@ class GRPORecipe(Recipe):
     reward: str | dict[str, float] = Field(default="ternary", description="a preset or {preset: weight}")
     reward_config: dict[str, Any] = Field(default_factory=dict, description="RewardConfig fields")
     judge: dict[str, Any] = Field(default_factory=dict, description="JudgeConfig fields (default: the rule judge "
-                                  "with the preset's settings, e.g. lenient_format for abstain_r1)")
+                                  "with the preset's settings, e.g. lenient_format and answer_match math_verify for "
+                                  "abstain_r1, its authors' judge)")
     advantage: Literal["grpo", "tiar", "coupled"] = "tiar"
     tiar_lambda: float = 1.0
     coupled_decimals: int | None = None

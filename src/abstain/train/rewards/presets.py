@@ -168,6 +168,8 @@ def preset_judge(spec: str | Mapping[str, float]) -> JudgeConfig:
     Example:
         >>> preset_judge("abstain_r1").lenient_format, preset_judge("ternary").lenient_format
         (True, False)
+        >>> preset_judge("abstain_r1").answer_match, preset_judge("ternary").answer_match
+        ('math_verify', 'stated')
     """
     names = [spec] if isinstance(spec, str) else list(spec)
     settings: dict[str, Any] = {}
@@ -242,7 +244,7 @@ def _abstain_r1_bounds(config: RewardConfig) -> tuple[float, float]:
 
 
 @register_preset("abstain_r1", _abstain_r1_bounds, "Abstain-R1's released composite reward",
-                 judge={"lenient_format": True})
+                 judge={"lenient_format": True, "answer_match": "math_verify"})
 def abstain_r1_value(row: ScoredRow, config: RewardConfig) -> float | None:
     """Abstain-R1's ``sum_reward.py``, on abstain's parse and judge.
 
@@ -257,9 +259,12 @@ def abstain_r1_value(row: ScoredRow, config: RewardConfig) -> float | None:
     as the authors' code does when its verifier is absent or declines; ``None`` only when the judge failed
     on a field the value needs (``judge_errors``).
 
-    Its default judge is lenient (``lenient_format``): the authors credit a right answer in the answer
-    section with or without a box (r_format then 0), so an unboxed section is judged too — score the
-    benchmark with ``--lenient-format`` for the metrics to count the same. "Refused" and "correct" are
+    Its default judge is the authors': lenient (``lenient_format``: they credit a right answer in the answer
+    section with or without a box, r_format then 0, so an unboxed section is judged too) and Math-Verify over the
+    whole answer (``answer_match: math_verify``), which evaluates any arithmetic there — so, as in their code, an
+    echo of the question's ``93+59`` or ``\\boxed{93+59}`` earns r_answer 1 on an item whose answer is 152. Score the
+    benchmark with ``--lenient-format --answer-match math_verify`` for the metrics to count the same. The corrected
+    judge beside it: ``judge: {lenient_format: true}`` (abstain's stated-answer rule, which credits no echo). "Refused" and "correct" are
     abstain's scorer's (:func:`~abstain.outcomes.is_refusal` of the last box, the judge's verdict), so reward
     and metrics agree; on the completions a model writes in this format that is the authors' value (tested
     on 544 completions of real items, ``tests/test_rewards_abstain_r1.py``). Where their string checks and
