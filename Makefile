@@ -86,12 +86,14 @@ $(STAMP): $(PY) pyproject.toml $(LOCKS)
 # request, or the target fails.
 $(LLAMA_BUILT): $(PY)
 	rm -rf $(LLAMA_WHEELS) && mkdir -p $(LLAMA_WHEELS)
-	if [ -n "$(LLAMA_CACHE)" ] && ls $(LLAMA_CACHE)/llama_cpp_python-*.whl >/dev/null 2>&1; then \
+	s=$$(date +%s); if [ -n "$(LLAMA_CACHE)" ] && ls $(LLAMA_CACHE)/llama_cpp_python-*.whl >/dev/null 2>&1; then \
 		echo "llama.cpp: the wheel built before for these flags ($(LLAMA_CACHE))"; cp $(LLAMA_CACHE)/*.whl $(LLAMA_WHEELS)/; \
+		echo "copied from the cache" > $(LLAMA_WHEELS)/.how; \
 	else \
 		CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PIP) wheel --quiet --no-deps --no-cache-dir $(PIN) -w $(LLAMA_WHEELS) 'llama-cpp-python>=0.3' \
 		&& if [ -n "$(LLAMA_CACHE)" ]; then t=$(LLAMA_CACHE).tmp.$$$$ && mkdir -p $$t && cp $(LLAMA_WHEELS)/*.whl $$t/ \
-			&& { mv -T $$t $(LLAMA_CACHE) 2>/dev/null || rm -rf $$t; }; fi; \
+			&& { mv -T $$t $(LLAMA_CACHE) 2>/dev/null || rm -rf $$t; }; fi \
+		&& echo "compiled in $$(( $$(date +%s) - s )) s" > $(LLAMA_WHEELS)/.how; \
 	fi
 	touch $@
 
@@ -160,13 +162,25 @@ demo: $(VLLM)
 # Then the two suites at once: veRL's tests (.venv-verl: subprocesses and Ray workers starting, little CPU, ~75 s)
 # beside the main one, in a temporary folder of their own; their output follows the main suite's, and either
 # failing fails the target.
+# Every run ends with where the time went: pytest's 25 slowest tests (--durations) and the phases (build/test-phases).
 test:
+	mkdir -p build && echo "$$(date +%s)" > build/.test-start
 	$(MAKE) -j3 -O $(LLAMA_BUILT) $(DS_OPS) $(VERL_BASE)
+	echo "$$(date +%s)" > build/.test-pass1
 	$(MAKE) venvs
 	rm -rf build/verl-tests && mkdir -p build/verl-tests
-	$(VERL_TEST) --basetemp=build/verl-tests/tmp > build/verl-tests/log 2>&1 & verl=$$!; \
-	ABSTAIN_REQUIRE_VLLM=1 ABSTAIN_LOCK_CHECK=1 $(PY) -m pytest -q; main=$$?; \
-	wait $$verl; status=$$?; echo "---- the veRL plugin's tests (.venv-verl) ----"; cat build/verl-tests/log; \
+	v0=$$(date +%s); { $(VERL_TEST) --durations=10 --basetemp=build/verl-tests/tmp > build/verl-tests/log 2>&1; \
+		rc=$$?; echo $$(( $$(date +%s) - v0 )) > build/verl-tests/seconds; exit $$rc; } & verl=$$!; \
+	p0=$$(date +%s); ABSTAIN_REQUIRE_VLLM=1 ABSTAIN_LOCK_CHECK=1 $(PY) -m pytest -q --durations=25; main=$$?; \
+	p1=$$(date +%s); wait $$verl; status=$$?; echo "---- the veRL plugin's tests (.venv-verl) ----"; \
+	cat build/verl-tests/log; t0=$$(cat build/.test-start); t1=$$(cat build/.test-pass1); \
+	{ echo "---- where the time went (seconds) ----"; \
+	  echo "venvs, first pass (llama.cpp wheel | .venv's layers | .venv-verl at once): $$(( t1 - t0 ))"; \
+	  echo "  the llama.cpp wheel: $$(cat $(LLAMA_WHEELS)/.how 2>/dev/null || echo 'built by an earlier run')"; \
+	  echo "venvs, second pass (what was still missing): $$(( p0 - t1 ))"; \
+	  echo "pytest, the main suite: $$(( p1 - p0 ))"; \
+	  echo "pytest, the veRL plugin's suite (beside it): $$(cat build/verl-tests/seconds)"; \
+	  echo "make test in all: $$(( $$(date +%s) - t0 ))"; } | tee build/test-phases; \
 	test $$main -eq 0 && test $$status -eq 0
 
 # The veRL plugin's tests alone, in .venv-verl (they skip in .venv; here a missing veRL fails them).
