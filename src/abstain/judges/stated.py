@@ -55,7 +55,7 @@ class StatedAnswer:
 # ---- tokens ---------------------------------------------------------------------------------------------------
 
 _NUM = (r"\\[dt]?frac\{-?\d+(?:\.\d+)?\}\{\d+(?:\.\d+)?\}"  # \frac{3}{4}
-        r"|(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:/\d+(?![\d.]))?"  # 1,234.5  3/4 (no spaces: a fraction)
+        r"|(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?(?:/\d+(?!\d|\.\d))?"  # 1,234.5 1e9 3/4 (a fraction)
         r"|\.\d+")
 _TOKEN = re.compile(
     rf"(?P<num>(?:{_NUM})(?:\s*\\?%)?)"
@@ -68,6 +68,7 @@ _TOKEN = re.compile(
     re.DOTALL,
 )
 _WRAPPERS = re.compile(r"\\(?:text|textbf|textit|mathrm|mathbf|mbox|operatorname)\s*\{([^{}]*)\}")
+_LATEX_SEPARATOR = re.compile(r"(?<=\d)\\,(?=\d{3}(?!\d))")
 _DEGREES = re.compile(r"\^\s*\{?\s*\\circ\s*\}?|°")
 _MARKER = re.compile(r"(?:answer\s*(?:(?:is|was|would\s+be|will\s+be)\s*:?|[:=])|####)(?![A-Za-z])", re.IGNORECASE)
 
@@ -151,6 +152,7 @@ def stated_answer(text: str) -> StatedAnswer:
         '-12'
     """
     text = _DEGREES.sub("", _WRAPPERS.sub(r" \1 ", text))
+    text = _LATEX_SEPARATOR.sub(",", text.replace("{,}", ",").replace("\\!", ""))  # 10{,}080, 10,\!080, 10\,080
     markers = list(_MARKER.finditer(text))
     if markers:
         end = markers[-1].end()
