@@ -2,10 +2,11 @@
 
 ``quick`` is nearly all wrong for the bundled 135M model, so a confidence estimate has nothing to separate there.
 These items are one-step word problems with one-digit numbers (one addition or subtraction of two numbers from 1 to
-9; a difference is never negative), which the bundled model answers right 30–45% of the time under the lenient
-judge (with operands up to 19 it was 16%), each with a missing-premise twin (the first quantity replaced by
-"some"), the same construction as UMWP's and ACA-RL's "remove a premise" perturbation. Generated from a fixed seed:
-the file is reproducible byte for byte.
+9; a difference is never negative), which the bundled model answers right 20–25% of the time (greedy; the
+stated-answer judge, lenient format: docs/experiments/confidence.md; with operands up to 19 it was 16% under the
+earlier judge), each with a missing-premise twin (the first quantity replaced by "some"), the same construction as
+UMWP's and ACA-RL's "remove a premise" perturbation. Generated from a fixed seed: the file is reproducible byte for
+byte.
 
     python examples/confidence/one_step_items.py [--pairs 100] [--seed 0] [--out docs/experiments/confidence-one-step.jsonl]
 """
