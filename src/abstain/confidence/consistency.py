@@ -25,8 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from abstain.judges.answer import MathVerifyError, check_answer, numeric_value
-from abstain.judges.stated import stated_answer
+from abstain.judges.answer import MathVerifyError, check_answer, numeric_value, stated_number
 from abstain.parsing import Prediction, parse_response
 from abstain.schema import Pred
 
@@ -45,11 +44,10 @@ def same_decision(a: Prediction, b: Prediction, numeric: bool = False) -> bool:
         return False
     reference = a.answer
     if numeric:
-        stated = stated_answer(a.answer) if numeric_value(a.answer) is None else None
-        if stated is not None:
-            if stated.kind != "number" or not stated.text:
-                return False  # an expression of numbers, or no number: no answer to agree with
-            reference = stated.text
+        value = stated_number(a.answer)
+        if value is None:
+            return False  # an expression of numbers, or no number: no answer to agree with
+        reference = repr(value)
     try:
         return check_answer(b.answer, [reference])
     except MathVerifyError:  # undecidable comparison: not counted as agreement

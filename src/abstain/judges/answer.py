@@ -356,21 +356,23 @@ def check_answer(pred: str, golds: list[str], config: AnswerConfig = DEFAULT) ->
     if not pred or not golds:
         return False
     stated = config.match == "stated"
-    pred_num = stated_number(pred) if stated else numeric_value(pred)
     need_mv = []
     for gold in golds:
         gold_num = numeric_value(gold)
-        if stated and gold_num is not None:  # a plain-number reference: the stated answer, and nothing else
-            if pred_num is not None and _numbers_equal(gold_num, pred_num, config.rel_tol):
+        if gold_num is None:  # not a plain number: normalized match, then Math-Verify for a mathematical one
+            if exact_match(pred, gold):
                 return True
+            if _MATHY.search(gold):
+                need_mv.append(gold)
             continue
-        if exact_match(pred, gold):
+        if not stated and exact_match(pred, gold):
             return True
-        if gold_num is not None and pred_num is not None:
-            if _numbers_equal(gold_num, pred_num, config.rel_tol):
-                return True
-            continue  # two plain numbers that differ: no need for sympy
-        if _MATHY.search(gold):
+        # a plain-number reference: the stated answer and nothing else (math_verify: a wholly numeric prediction
+        # decides here, anything else goes on to Math-Verify); both readings are cached underneath
+        pred_num = stated_number(pred) if stated else numeric_value(pred)
+        if pred_num is not None and _numbers_equal(gold_num, pred_num, config.rel_tol):
+            return True
+        if not stated and pred_num is None and _MATHY.search(gold):
             need_mv.append(gold)
     if not config.use_math_verify:
         return False
