@@ -163,6 +163,11 @@ demo: $(VLLM)
 # beside the main one, in a temporary folder of their own; their output follows the main suite's, and either
 # failing fails the target.
 # Every run ends with where the time went: pytest's 25 slowest tests (--durations) and the phases (build/test-phases).
+# The main suite on TEST_JOBS pytest-xdist workers, a test module at a time each (2: on 2 cores one worker's
+# Python-bound tests and waits leave a core to the other; each worker holds up to ~12 GiB with its processes):
+# tests/conftest.py sends the long modules first; TEST_JOBS=0 runs the suite in one process.
+TEST_JOBS ?= 2
+TEST_WORKERS := $(if $(filter 0,$(TEST_JOBS)),,-n $(TEST_JOBS) --dist loadscope --no-loadscope-reorder)
 test:
 	mkdir -p build && echo "$$(date +%s)" > build/.test-start
 	$(MAKE) -j3 -O $(LLAMA_BUILT) $(DS_OPS) $(VERL_BASE)
@@ -171,7 +176,7 @@ test:
 	rm -rf build/verl-tests && mkdir -p build/verl-tests
 	v0=$$(date +%s); { $(VERL_TEST) --durations=10 --basetemp=build/verl-tests/tmp > build/verl-tests/log 2>&1; \
 		rc=$$?; echo $$(( $$(date +%s) - v0 )) > build/verl-tests/seconds; exit $$rc; } & verl=$$!; \
-	p0=$$(date +%s); ABSTAIN_REQUIRE_VLLM=1 ABSTAIN_LOCK_CHECK=1 $(PY) -m pytest -q --durations=25; main=$$?; \
+	p0=$$(date +%s); ABSTAIN_REQUIRE_VLLM=1 ABSTAIN_LOCK_CHECK=1 $(PY) -m pytest -q $(TEST_WORKERS) --durations=25; main=$$?; \
 	p1=$$(date +%s); wait $$verl; status=$$?; echo "---- the veRL plugin's tests (.venv-verl) ----"; \
 	cat build/verl-tests/log; t0=$$(cat build/.test-start); t1=$$(cat build/.test-pass1); \
 	{ echo "---- where the time went (seconds) ----"; \

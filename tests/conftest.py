@@ -11,6 +11,9 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("ABSTAIN_NO_PROGRESS", "1")
+# A pytest-xdist worker starts with COLUMNS=80 in its environment, which rich would fix as the CLI consoles' width when
+# they are made; without it they read the width when they print, as in one process (tests pass COLUMNS per call).
+os.environ.pop("COLUMNS", None)
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -25,6 +28,54 @@ def fixtures_dir() -> Path:
 @pytest.fixture(scope="session")
 def benchmarks_dir() -> Path:
     return BENCHMARKS
+
+
+# ---- scheduling (pytest-xdist: `make test` runs 2 workers, --dist loadscope) ----------------------------------
+# Each module is one unit of work: its module-scoped fixtures (a vLLM engine, a training run several tests inspect)
+# are built once, on one worker, and a module's multi-process tests never run beside each other (two at once would
+# hold ~20 GiB and fight for the same 2 cores). The long modules go first (the longest-processing-time-first rule:
+# no worker is left with a long module at the end while the other idles); the rest keep their alphabetical order.
+# (--dist loadgroup would group finer, but pytest-xdist 3.8 names a group by rewriting the test's node id, which
+# pytest 9.2 no longer lets a plugin do: its groups are silently ignored.) Without xdist only the order changes.
+# ABSTAIN_TEST_ORDER=random:SEED shuffles the modules and the tests within each (tests must not depend on order).
+LONG_FIRST = (  # the longest modules on 2 cores (docs/development.md#where-the-time-goes), longest first
+    "test_train_distributed", "test_vllm", "test_train_sft_dpo", "test_train_grpo", "test_eval_bundled", "test_harness",
+    "test_harness_generation", "test_train_resume", "test_gpu_check", "test_train_policy", "test_abstentionbench",
+    "test_confidence_eval", "test_imports", "test_readme", "test_train_checkpointing", "test_backends_bundled",
+)
+
+
+def _module_of(item: pytest.Item) -> str:
+    return Path(item.nodeid.split("::")[0]).stem
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    order = os.environ.get("ABSTAIN_TEST_ORDER", "")
+    if order.startswith("random:"):  # the independence check: modules, and the tests in each, shuffled by a seed
+        import random
+
+        rng = random.Random(order.partition(":")[2])
+        rng.shuffle(items)
+        first = {name: rng.random() for name in sorted({_module_of(item) for item in items})}
+        items.sort(key=lambda item: first[_module_of(item)])  # a module's tests stay together, in shuffled order
+        return
+    rank = {name: i for i, name in enumerate(LONG_FIRST)}
+    items.sort(key=lambda item: rank.get(_module_of(item), len(rank)))  # stable sort
+
+
+@pytest.hookimpl(trylast=True)  # after pytest's own teardown of the module's fixtures
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """At the end of a module, what its fixtures freed goes back to the system (glibc keeps freed heap otherwise: a
+    worker that ran a vLLM engine and a few trainings held ~11 GiB, beside the other worker's training processes)."""
+    if nextitem is None or _module_of(nextitem) != _module_of(item):
+        import ctypes
+        import gc
+
+        gc.collect()
+        try:
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
+        except (OSError, AttributeError):  # not glibc (macOS, musl): nothing to trim
+            pass
 
 
 # ---- core (schema, parsing, metrics) ------------------------------------------------------------

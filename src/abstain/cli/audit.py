@@ -83,5 +83,6 @@ def register(app: typer.Typer) -> None:
 
 
 def _no_labels(path: Path) -> int:
-    console.print(f"[bold red]error:[/] {path}: no row has human_behavior, human_correct or human_clarification_correct")
+    console.print(f"[bold red]error:[/] {path}: no row has human_behavior, human_correct or human_clarification_correct",
+                  soft_wrap=True)
     return 2

@@ -37,7 +37,8 @@ def opted_in(allow: list[str] | tuple[str, ...]) -> None:
 
 def fail(message: str, code: int = 2) -> typer.Exit:
     """Print ``message`` as an error and return the exit to raise."""
-    console.print(f"[bold red]error:[/] {escape(message)}", highlight=False)  # a message's [..] is not markup
+    # a message's [..] is not markup; soft_wrap: a long path stays one unbroken line to copy (the terminal folds it)
+    console.print(f"[bold red]error:[/] {escape(message)}", highlight=False, soft_wrap=True)
     return typer.Exit(code)
 
 
