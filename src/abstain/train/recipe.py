@@ -15,6 +15,9 @@ Example:
     Traceback (most recent call last):
     ...
     abstain.schema.DataError: .../tiny-grpo.yaml (with --set advantage=tair): field 'advantage': Input should be 'grpo', 'tiar' or 'coupled'
+
+A recipe that loads but would likely waste its run gets one warning at load: a LoRA adapter trained at a full
+fine-tune's learning rate (below :data:`LORA_MIN_LEARNING_RATE`; :func:`lora_rate_warning`).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from abstain.train.data.spec import STRICT, DataSpec, SynthSpec, UMWPSpec, Valid
 __all__ = [
     "DPORecipe",
     "DataSpec",
+    "LORA_MIN_LEARNING_RATE",
     "UMWPSpec",
     "GRPORecipe",
     "LoraSpec",
@@ -46,6 +50,7 @@ __all__ = [
     "Stage",
     "SynthSpec",
     "load_recipe",
+    "lora_rate_warning",
     "recipe_path",
     "shipped_recipes",
 ]
@@ -54,6 +59,9 @@ log = logging.getLogger(__name__)
 
 _STRICT = STRICT  # one strictness for every section
 
+#: below this learning rate a LoRA adapter barely trains: LoRA's best rate is about ten times a full fine-tune's
+#: (Thinking Machines' "LoRA Without Regret", Schulman et al. 2025; TRL's guide of that name), about 1e-5 to 2e-4
+LORA_MIN_LEARNING_RATE = 5e-6
 
 class LoraSpec(BaseModel):
     """LoRA adapters (PEFT) instead of a full fine-tune."""
@@ -387,4 +395,32 @@ def load_recipe(name_or_file: str | os.PathLike[str], overrides: Sequence[str] =
         recipe = KINDS[recipe_kind].model_validate(data)
     except ValidationError as exc:
         raise DataError(f"{where}: {_describe(exc)}") from None
+    warning = lora_rate_warning(recipe)
+    if warning is not None:
+        log.warning("%s: %s", where, warning)
     return recipe
+
+
+def lora_rate_warning(recipe: BaseModel) -> str | None:
+    """What is wrong with a LoRA recipe's ``learning_rate`` below :data:`LORA_MIN_LEARNING_RATE`, else None.
+
+    A LoRA adapter (a new one, ``lora``, or a continued one, ``adapter``) learns best at about ten times a full
+    fine-tune's rate; at a full fine-tune's 1e-6 its B matrices, which start at zero, hardly move.
+
+    Example:
+        >>> lora_rate_warning(load_recipe("tiny-grpo")) is None
+        True
+        >>> lora_rate_warning(load_recipe("tiny-grpo", ["lora=null", "learning_rate=1e-6"])) is None  # full fine-tune
+        True
+        >>> print(lora_rate_warning(load_recipe("tiny-grpo").model_copy(update={"learning_rate": 1e-6})))
+        ... # doctest: +ELLIPSIS
+        recipe field 'learning_rate': 1e-06 trains a LoRA adapter at a full fine-tune's rate; LoRA's usual range is ...
+    """
+    if not isinstance(recipe, Recipe) or (recipe.lora is None and recipe.adapter is None):
+        return None
+    if recipe.learning_rate >= LORA_MIN_LEARNING_RATE:
+        return None
+    return (f"recipe field 'learning_rate': {recipe.learning_rate:g} trains a LoRA adapter at a full fine-tune's "
+            f"rate; LoRA's usual range is about 1e-5 to 2e-4 (about ten times a full fine-tune's: \"LoRA Without "
+            f"Regret\", Schulman et al. 2025; TRL's guide of that name); below {LORA_MIN_LEARNING_RATE:g} an adapter "
+            "barely moves (a new one's B matrices start at zero)")
