@@ -49,6 +49,7 @@ __all__ = [
     "SFTRecipe",
     "Stage",
     "SynthSpec",
+    "Truncation",
     "load_recipe",
     "lora_rate_warning",
     "recipe_path",
@@ -62,6 +63,16 @@ _STRICT = STRICT  # one strictness for every section
 #: below this learning rate a LoRA adapter barely trains: LoRA's best rate is about ten times a full fine-tune's
 #: (Thinking Machines' "LoRA Without Regret", Schulman et al. 2025; TRL's guide of that name), about 1e-5 to 2e-4
 LORA_MIN_LEARNING_RATE = 5e-6
+#: what an SFT / DPO row longer than ``max_length`` does (:mod:`abstain.train.data.lengths`)
+Truncation = Literal["error", "drop", "cut"]
+
+
+def _truncation() -> Any:
+    return Field(default="error", description="a row longer than max_length tokens (its prompt through the chat "
+                 "template + its completion, DPO: the longer answer; TRL would cut its end, the decision with it): "
+                 "error (default) refuses the run naming the length it needs; drop leaves such rows out; cut lets TRL "
+                 "cut them, with a warning (smoke tests, speed checks); counted in config.json's lengths")
+
 
 class LoraSpec(BaseModel):
     """LoRA adapters (PEFT) instead of a full fine-tune."""
@@ -238,6 +249,7 @@ class SFTRecipe(Recipe):
                                     "('ELICIT=0.4,COND=0.3,ABS=0.3') and on_fail (error | drop)")
     sft_file: str | None = Field(default=None, description="prompt/completion JSONL instead of building targets")
     max_length: int = Field(default=512, ge=16, description="longest prompt + completion in tokens")
+    truncation: Truncation = _truncation()
 
     @model_validator(mode="after")
     def _one_source(self) -> SFTRecipe:
@@ -264,7 +276,8 @@ class DPORecipe(Recipe):
     kind: Literal["dpo"]
     pairs_file: str | None = Field(default=None, description="DPO pairs JSONL (prompt, chosen, rejected)")
     beta: float = Field(default=0.1, gt=0, description="DPO's beta")
-    max_length: int = Field(default=512, ge=16)
+    max_length: int = Field(default=512, ge=16, description="longest prompt + chosen (or rejected) in tokens")
+    truncation: Truncation = _truncation()
 
     @model_validator(mode="after")
     def _pairs(self) -> DPORecipe:

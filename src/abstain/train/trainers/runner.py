@@ -14,7 +14,9 @@ A run folder (``--out``, default ``runs/<recipe name>``) holds:
 =====================  ==============================================================================
 
 A rerun with another recipe into the same folder is refused (naming the fields that differ), as is a
-rerun into a folder with checkpoints without ``--resume``.
+rerun into a folder with checkpoints without ``--resume``. Before anything is written, SFT and DPO rows are measured
+against ``max_length`` (:mod:`abstain.train.data.lengths`: a row TRL would cut is refused, or as the recipe's
+``truncation`` says dropped or cut, counted in ``config.json``'s ``lengths``).
 
 The model a run starts from and how ``final/`` is written are the run's :class:`~abstain.train.trainers.policy.Policy`
 (dtype, attention, adapter, checkpointing, sharding); the TRL config is built in
@@ -22,7 +24,8 @@ The model a run starts from and how ``final/`` is written are the run's :class:`
 
 Example (what every trainer does)::
 
-    run, checkpoint = start(recipe, "runs/x", resume=False)   # the folder prepared, the policy resolved
+    run, checkpoint = start(recipe, "runs/x", resume=False,   # the folder prepared, the policy resolved
+                            rows=lambda: sft_rows(recipe))    # SFT / DPO: the rows, measured (run.rows)
     model, peft_config = run.policy.load()
     trainer = SFTTrainer(model=model, args=trl_config(SFTConfig, recipe, run), ..., callbacks=run.callbacks())
     finish(trainer, run, recipe, checkpoint)                  # trains, then final/ (every process joins the save)
@@ -43,6 +46,7 @@ from typing import Any
 import yaml
 
 from abstain.runs import RunDir
+from abstain.train.data.lengths import Lengths, fit_rows
 from abstain.schema import DataError, read_lines, write_json, write_text
 from abstain.train.trainers.distributed import (
     BatchSplit,
@@ -111,6 +115,8 @@ class TrainRun:
         self.final = self.path / FINAL
         self.split: BatchSplit | None = None
         self.policy: Policy | None = None  # set by start: the model settings resolved for this launch
+        self.rows: list[dict[str, Any]] | None = None  # SFT / DPO: the rows to train on, measured (fit)
+        self.lengths: Lengths | None = None  # what fit measured: config.json's lengths
 
     def record(self, recipe: Recipe) -> dict[str, Any]:
         out: dict[str, Any] = {"recipe": recipe.model_dump(mode="json"), "kind": recipe.kind}
@@ -118,7 +124,19 @@ class TrainRun:
             out["distributed"] = self.split.record()
         if self.policy is not None:
             out["policy"] = self.policy.record()
+        if self.lengths is not None:
+            out["lengths"] = self.lengths.record()
         return out
+
+    def fit(self, recipe: Recipe, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The SFT / DPO ``rows`` that fit the recipe's ``max_length`` (:func:`~abstain.train.data.lengths.fit_rows`
+        with the model's tokenizer, nothing else loaded): kept in ``rows``, measured in ``lengths``."""
+        from transformers import AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(resolve_model(recipe.model))
+        self.rows, self.lengths = fit_rows(rows, tokenizer, recipe.max_length,  # type: ignore[attr-defined]
+                                           recipe.truncation)  # type: ignore[attr-defined]
+        return self.rows
 
     def prepare(self, recipe: Recipe, resume: bool) -> str | None:
         """Create or check the folder; the checkpoint to resume from (None: start afresh).
@@ -160,8 +178,12 @@ class TrainRun:
         # a folder from an abstain that recorded no split ran on one process with per_device = batch_size:
         # the same split as now when this is one process without accumulation
         same = self.split is None or (self.split.world_size == 1 and self.split.accumulation == 1)
-        RunDir(self.path).prepare(self.record(recipe),
-                                  ignore=("distributed",) if before and "distributed" not in before and same else ())
+        ignore: list[str] = []
+        if before and "distributed" not in before and same:
+            ignore.append("distributed")
+        if before and "lengths" not in before:  # measured since: the same rows as before
+            ignore.append("lengths")
+        RunDir(self.path).prepare(self.record(recipe), ignore=ignore)
         write_text(self.path / "recipe.yaml", yaml.safe_dump(recipe.model_dump(mode="json"), sort_keys=False))
         write_json(self.path / "versions.json", versions())
         found = self.checkpoint_folders()
@@ -267,10 +289,13 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def start(recipe: Recipe, out: str, resume: bool, until: int | None = None) -> tuple[TrainRun, str | None]:
+def start(recipe: Recipe, out: str, resume: bool, until: int | None = None,
+          rows: Callable[[], list[dict[str, Any]]] | None = None) -> tuple[TrainRun, str | None]:
     """Threads and quiet libraries, the run folder prepared (or checked), and the checkpoint to resume from.
 
     ``until``: stop after that optimizer step with a checkpoint (a part of a long run; ``--resume`` continues it).
+    ``rows`` (SFT, DPO): makes the training rows, which are measured against ``max_length`` (:meth:`TrainRun.fit`)
+    before anything is written; the run keeps those that fit in ``run.rows``.
     """
     if until is not None and until < 1:
         raise ValueError(f"until must be a step >= 1, got {until}")
@@ -282,6 +307,8 @@ def start(recipe: Recipe, out: str, resume: bool, until: int | None = None) -> t
     run.until = until
     run.policy = resolve_policy(recipe)  # what cannot be honoured fails here, before anything is written or trained
     run.split = recipe_split(recipe, world)  # a batch that does not divide fails here, before anything is written
+    if rows is not None:  # a row TRL would cut fails here (the tokenizer only), before anything is written
+        run.fit(recipe, rows())
     join_processes(recipe)
     checkpoint = run.prepare(recipe, resume)
     return run, checkpoint
