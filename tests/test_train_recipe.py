@@ -62,6 +62,22 @@ def test_a_lora_recipe_below_lora_rates_warns_once_naming_the_field(warnings_sai
     assert len(warnings_said) == 1
 
 
+def test_tracking_truncation_and_their_trl_twins():
+    recipe = load_recipe("tiny-grpo", ["report_to=[tensorboard, wandb]", "run_name=arm-a"])
+    assert recipe.report_to == ["tensorboard", "wandb"] and recipe.run_name == "arm-a"
+    assert load_recipe("tiny-grpo").report_to == [] and load_recipe("tiny-grpo").run_name is None
+    assert load_recipe("cpu-demo-sft").truncation == "error"  # the default: a row TRL would cut is refused
+    for bad, message in (("trl={report_to: [wandb]}", "trl: report_to is a field of the recipe itself"),
+                         ("report_to=[none]", "report_to: ['none']"),
+                         ("report_to=[all, wandb]", "give trackers by name, [all]")):
+        with pytest.raises(DataError, match=message.replace("[", r"\[")):
+            load_recipe("tiny-grpo", [bad])
+    with pytest.raises(DataError, match="trl: max_length is a field of the recipe itself"):
+        load_recipe("tiny-sft", ["trl={max_length: 64}"])
+    with pytest.raises(DataError, match="field 'truncation': Input should be 'error', 'drop' or 'cut'"):
+        load_recipe("tiny-sft", ["truncation=keep"])
+
+
 def test_overrides_reach_into_sections_and_are_read_as_yaml():
     r = load_recipe("tiny-grpo", ["data.synth.n=12", "lora={r: 4, alpha: 8}", "reward={aca: 1.0, format: 0.5}"])
     assert r.data.synth.n == 12 and r.lora.r == 4 and r.reward == {"aca": 1.0, "format": 0.5}

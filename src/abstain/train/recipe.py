@@ -49,6 +49,7 @@ __all__ = [
     "SFTRecipe",
     "Stage",
     "SynthSpec",
+    "TRACKING_FIELDS",
     "Truncation",
     "load_recipe",
     "lora_rate_warning",
@@ -63,6 +64,9 @@ _STRICT = STRICT  # one strictness for every section
 #: below this learning rate a LoRA adapter barely trains: LoRA's best rate is about ten times a full fine-tune's
 #: (Thinking Machines' "LoRA Without Regret", Schulman et al. 2025; TRL's guide of that name), about 1e-5 to 2e-4
 LORA_MIN_LEARNING_RATE = 5e-6
+#: recipe fields that say where a run's curves go, not what it trains: a rerun may change them
+#: (:mod:`abstain.train.trainers.runner` leaves them out of the comparison with ``config.json``)
+TRACKING_FIELDS = ("report_to", "run_name")
 #: what an SFT / DPO row longer than ``max_length`` does (:mod:`abstain.train.data.lengths`)
 Truncation = Literal["error", "drop", "cut"]
 
@@ -134,6 +138,11 @@ class Recipe(BaseModel):
     save_total_limit: int = Field(default=2, ge=1)
     threads: int = Field(default=2, ge=1, description="torch CPU threads of the machine (N processes on it: "
                          "threads // N each)")
+    report_to: list[str] = Field(default_factory=list, description="experiment trackers the main process reports "
+                                 "to (transformers' report_to: tensorboard, wandb, mlflow, ...; all: every one "
+                                 "installed); TensorBoard writes to <run folder>/tensorboard")
+    run_name: str | None = Field(default=None, description="the run's name in the trackers (default: the run "
+                                 "folder's name)")
     trl: dict[str, Any] = Field(default_factory=dict, description="any other field of the TRL config, as is")
     allow_eval_suites: list[str] = Field(default_factory=list, description="suites this run may train on although "
                                          "abstain keeps every evaluation suite out of training (abstain.data.guard): "
@@ -180,6 +189,12 @@ class Recipe(BaseModel):
         if split:
             raise ValueError(f"trl: {', '.join(split)} is abstain's to set: give the global batch_size, and "
                              "micro_batch_size or gradient_accumulation_steps, in the recipe itself")
+        own = sorted((set(TRACKING_FIELDS) | ({"max_length"} if hasattr(self, "max_length") else set())) & set(self.trl))
+        if own:
+            raise ValueError(f"trl: {', '.join(own)} is a field of the recipe itself: set it there, not under trl")
+        if "none" in self.report_to or ("all" in self.report_to and len(self.report_to) > 1):
+            raise ValueError(f"report_to: {self.report_to} — give trackers by name, [all] (every one installed), "
+                             "or [] (none)")
         return self
 
 

@@ -7,16 +7,19 @@ A run folder (``--out``, default ``runs/<recipe name>``) holds:
 ``recipe.yaml``        the same recipe as YAML, to rerun it with ``--recipe runs/<name>/recipe.yaml``
 ``versions.json``      the versions of abstain, torch, transformers, TRL, PEFT, datasets, accelerate, DeepSpeed
 ``metrics.jsonl``      one line per logged step: TRL's metrics and abstain's (``abstain/...``)
+``tensorboard/``       TensorBoard's event files, with ``report_to: [tensorboard]``
+                       (:mod:`abstain.train.trainers.tracking`)
 ``checkpoints/``       ``checkpoint-<step>`` folders (every ``save_steps``); ``--resume`` continues from the last
                        complete one (a half-written one, what a kill leaves, is removed)
 ``final/``             the trained model and tokenizer (LoRA: merged into the base model; the adapter alone is
                        in ``final/adapter/``): ``abstain eval --model hf:RUN/final`` evaluates it
 =====================  ==============================================================================
 
-A rerun with another recipe into the same folder is refused (naming the fields that differ), as is a
-rerun into a folder with checkpoints without ``--resume``. Before anything is written, SFT and DPO rows are measured
-against ``max_length`` (:mod:`abstain.train.data.lengths`: a row TRL would cut is refused, or as the recipe's
-``truncation`` says dropped or cut, counted in ``config.json``'s ``lengths``).
+A rerun with another recipe into the same folder is refused (naming the fields that differ; ``report_to`` and
+``run_name`` may differ), as is a rerun into a folder with checkpoints without ``--resume``. Before anything is
+written, SFT and DPO rows are measured against ``max_length`` (:mod:`abstain.train.data.lengths`: a row TRL would cut
+is refused, or as the recipe's ``truncation`` says dropped or cut, counted in ``config.json``'s ``lengths``) and the
+trackers of ``report_to`` are checked (:mod:`abstain.train.trainers.tracking`).
 
 The model a run starts from and how ``final/`` is written are the run's :class:`~abstain.train.trainers.policy.Policy`
 (dtype, attention, adapter, checkpointing, sharding); the TRL config is built in
@@ -61,8 +64,9 @@ from abstain.train.trainers.distributed import (
 from abstain.train.trainers.checkpoints import checkpoint_complete
 from abstain.train.trainers.lm_head import compact_lm_head
 from abstain.train.trainers.policy import Policy, adapter_dir, resolve_model, resolve_policy
+from abstain.train.trainers.tracking import check_report_to, place_tensorboard
 from abstain.train.trainers.trl_guard import check_trl
-from abstain.train.recipe import Recipe
+from abstain.train.recipe import TRACKING_FIELDS, Recipe
 
 __all__ = ["CHECKPOINTS", "FINAL", "FINISHED", "METRICS", "ProgressFn", "TrainResult", "TrainRun", "adapter_dir",
            "checkpoint_complete", "export_adapter", "read_json_record", "resolve_model", "start", "finish",
@@ -178,7 +182,7 @@ class TrainRun:
         # a folder from an abstain that recorded no split ran on one process with per_device = batch_size:
         # the same split as now when this is one process without accumulation
         same = self.split is None or (self.split.world_size == 1 and self.split.accumulation == 1)
-        ignore: list[str] = []
+        ignore = [f"recipe.{name}" for name in TRACKING_FIELDS]  # where the curves go, not what is trained
         if before and "distributed" not in before and same:
             ignore.append("distributed")
         if before and "lengths" not in before:  # measured since: the same rows as before
@@ -307,6 +311,7 @@ def start(recipe: Recipe, out: str, resume: bool, until: int | None = None,
     run.until = until
     run.policy = resolve_policy(recipe)  # what cannot be honoured fails here, before anything is written or trained
     run.split = recipe_split(recipe, world)  # a batch that does not divide fails here, before anything is written
+    check_report_to(recipe.report_to)  # a tracker that is not installed fails here, before anything is written
     if rows is not None:  # a row TRL would cut fails here (the tokenizer only), before anything is written
         run.fit(recipe, rows())
     join_processes(recipe)
@@ -332,6 +337,7 @@ def finish(trainer: Any, run: TrainRun, recipe: Recipe, checkpoint: str | None) 
     """
     if run.until is not None:
         trainer.add_callback(_stop_at(run.until))
+    place_tensorboard(trainer, run.path)
     with compact_lm_head():  # on a CPU, TRL's LM head projects only the completion (abstain.train.trainers.lm_head)
         quiet(trainer).train(resume_from_checkpoint=checkpoint)
     barrier()  # every process's last checkpoint files are written
