@@ -1,8 +1,9 @@
 """GRPO on the bundled model, on CPU: real steps with forced abstentions (tiar, coupled), the advantages the loss
-used, the logs, the CLI, resume."""
+used, the logs, the CLI, resume, experiment tracking."""
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 from collections import Counter
@@ -217,13 +218,24 @@ def test_dynamic_sampling_drops_groups_whose_rewards_are_all_equal(bundled_model
 def test_the_tiny_recipe_runs_end_to_end_resumes_and_evaluates(tmp_path, bundled_model_dir):
     out = tmp_path / "run"
     runner = CliRunner()
-    r = runner.invoke(app, ["train", "grpo", "--recipe", "tiny-grpo", "--out", str(out)])
+    # reporting to TensorBoard where it is installed (report_to: [tensorboard] is refused where it is not)
+    tensorboard = importlib.util.find_spec("tensorboard") is not None
+    track = ["report_to=[tensorboard]"] if tensorboard else []
+    r = runner.invoke(app, ["train", "grpo", "--recipe", "tiny-grpo", *(f"--set={s}" for s in track), "--out", str(out)])
     assert r.exit_code == 0, r.output
     assert (out / "final" / "model.safetensors").exists() and (out / "recipe.yaml").exists()
     rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert [row["step"] for row in rows] == [1, 2] and all("abstain/abstain" in row for row in rows)
     assert json.loads((out / "final" / "abstain_train.json").read_text())["steps"] == 2
-    assert load_recipe(str(out / "recipe.yaml")).model_dump() == load_recipe("tiny-grpo").model_dump()
+    assert load_recipe(str(out / "recipe.yaml")).model_dump() == load_recipe("tiny-grpo", track).model_dump()
+    if tensorboard:  # the steps' logs, abstain's keys among them, in the run folder's event files
+        from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+        events = EventAccumulator(str(out / "tensorboard"))
+        events.Reload()
+        scalars = events.Tags()["scalars"]
+        assert "train/abstain/abstain" in scalars and "train/loss" in scalars, scalars
+        assert [e.step for e in events.Scalars("train/abstain/abstain")] == [1, 2]
     # the reward's always-abstain margin on this mix (ternary, half unanswerable: always-abstain is optimal)
     profile = json.loads((out / "reward_profile.json").read_text())
     assert profile["unanswerable_share"] == 0.5 and profile["p_star"] == 0.5
@@ -293,3 +305,24 @@ def test_bad_recipes_name_the_field_and_what_is_allowed(tmp_path):
     assert r.exit_code == 2 and "unknown reward preset(s) ['ternay']" in " ".join(r.output.split())
     r = CliRunner().invoke(app, ["train", "grpo", "--recipe", "tiny-grpo", "--set", "data.synth.seed=90417"])
     assert r.exit_code == 2 and "reserved for the held-out benchmark" in " ".join(r.output.split())
+    # a tracker transformers does not know, or one not installed: refused before the run folder is written
+    from transformers.integrations.integration_utils import get_available_reporting_integrations
+
+    absent = next(n for n in ("clearml", "dvclive", "flyte", "neptune") if n not in get_available_reporting_integrations())
+    for tracker, said in (("tensorbord", "'tensorbord' is not a tracker transformers knows"),
+                          (absent, f"{absent} is not installed here")):
+        r = CliRunner().invoke(app, ["train", "grpo", "--recipe", "tiny-grpo", "--set", f"report_to=[{tracker}]",
+                                     "--out", str(tmp_path / "tracked")])
+        assert r.exit_code == 2 and f"recipe field 'report_to': {said}" in " ".join(r.output.split()), r.output
+        assert not (tmp_path / "tracked").exists()
+
+
+def test_report_to_and_run_name_reach_trls_config(tmp_path):
+    from trl import GRPOConfig
+
+    from abstain.train.trainers.arguments import trl_config
+
+    args = trl_config(GRPOConfig, load_recipe("tiny-grpo", ["report_to=[wandb]"]), TrainRun(tmp_path / "arm-a"))
+    assert args.report_to == ["wandb"] and args.run_name == "arm-a"  # the run folder's name by default
+    args = trl_config(GRPOConfig, load_recipe("tiny-grpo", ["run_name=tiar-lambda-1"]), TrainRun(tmp_path / "arm-a"))
+    assert args.report_to == [] and args.run_name == "tiar-lambda-1"

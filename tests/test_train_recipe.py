@@ -1,19 +1,81 @@
-"""Recipes: every shipped one validates; overrides, errors that name the field, names vs folders."""
+"""Recipes: every shipped one validates (and none warns); overrides, errors that name the field, names vs folders; a
+LoRA recipe at a full fine-tune's learning rate warns once at load."""
 
 from __future__ import annotations
 
+import logging
+from pathlib import Path
+
 import pytest
+import yaml
 
 from abstain.schema import DataError
 from abstain.train.recipe import PipelineRecipe, load_recipe, shipped_recipes
 
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+#: the recipes among the examples' YAML files (the others are launcher configs)
+EXAMPLE_RECIPES = sorted(p for p in EXAMPLES.rglob("*.yaml") if "kind" in (yaml.safe_load(p.read_text()) or {}))
+
+
+@pytest.fixture
+def warnings_said():
+    """What ``abstain.train.recipe`` logs at WARNING (caught on its own logger: the train CLI stops propagation)."""
+    said: list[str] = []
+
+    class Catch(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            said.append(record.getMessage())
+
+    logger = logging.getLogger("abstain.train.recipe")
+    handler = Catch(logging.WARNING)
+    logger.addHandler(handler)
+    try:
+        yield said
+    finally:
+        logger.removeHandler(handler)
+
 
 @pytest.mark.parametrize("name", sorted(shipped_recipes()))
-def test_every_shipped_recipe_validates(name):
+def test_every_shipped_recipe_validates(name, warnings_said):
     recipe = load_recipe(name)
     assert recipe.name == name
     if isinstance(recipe, PipelineRecipe):
         assert [stage.kind for _, stage in recipe.stage_recipes("runs/x")]
+    assert warnings_said == []  # e.g. every LoRA recipe trains at a LoRA-sized rate
+
+
+@pytest.mark.parametrize("path", EXAMPLE_RECIPES, ids=lambda p: str(p.relative_to(EXAMPLES)))
+def test_every_example_recipe_validates_without_a_warning(path, warnings_said):
+    recipe = load_recipe(path)
+    assert recipe.kind in ("grpo", "sft", "dpo", "pipeline") and warnings_said == []
+    if path.name == "grpo-7b.yaml":  # LoRA r 64 at LoRA's rate, not the papers' full fine-tune 1e-6
+        assert recipe.lora.r == 64 and recipe.learning_rate == 1.0e-5
+
+
+def test_a_lora_recipe_below_lora_rates_warns_once_naming_the_field(warnings_said):
+    load_recipe("tiny-grpo", ["learning_rate=1e-6"])
+    (said,) = warnings_said
+    assert "tiny-grpo.yaml (with --set learning_rate=1e-6): recipe field 'learning_rate': 1e-06 trains a LoRA" in said
+    assert "about 1e-5 to 2e-4" in said and "LoRA Without Regret" in said
+    load_recipe("tiny-grpo", ["learning_rate=1e-6", "lora=null"])  # a full fine-tune: the papers' rate
+    load_recipe("tiny-grpo", ["learning_rate=5e-6"])  # the threshold itself is LoRA-sized
+    assert len(warnings_said) == 1
+
+
+def test_tracking_truncation_and_their_trl_twins():
+    recipe = load_recipe("tiny-grpo", ["report_to=[tensorboard, wandb]", "run_name=arm-a"])
+    assert recipe.report_to == ["tensorboard", "wandb"] and recipe.run_name == "arm-a"
+    assert load_recipe("tiny-grpo").report_to == [] and load_recipe("tiny-grpo").run_name is None
+    assert load_recipe("cpu-demo-sft").truncation == "error"  # the default: a row TRL would cut is refused
+    for bad, message in (("trl={report_to: [wandb]}", "trl: report_to is a field of the recipe itself"),
+                         ("report_to=[none]", "report_to: ['none']"),
+                         ("report_to=[all, wandb]", "give trackers by name, [all]")):
+        with pytest.raises(DataError, match=message.replace("[", r"\[")):
+            load_recipe("tiny-grpo", [bad])
+    with pytest.raises(DataError, match="trl: max_length is a field of the recipe itself"):
+        load_recipe("tiny-sft", ["trl={max_length: 64}"])
+    with pytest.raises(DataError, match="field 'truncation': Input should be 'error', 'drop' or 'cut'"):
+        load_recipe("tiny-sft", ["truncation=keep"])
 
 
 def test_overrides_reach_into_sections_and_are_read_as_yaml():

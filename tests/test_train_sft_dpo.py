@@ -129,10 +129,14 @@ def test_validation_while_training_keeps_the_best_checkpoint_and_final_holds_it(
     out = tmp_path / "sft"
     # validation on a suite (allowed: it is not trained on) after each of 2 steps; every answer scores alike at 4
     # tokens, so the first validation stays the best, and final/ must hold step 1's adapter, not step 2's
+    # and tiny-sft's 8 rows (150-267 tokens) at max_length 240 with truncation: drop: the 2 longer rows left out, counted
     r = CliRunner().invoke(app, ["train", "sft", "--recipe", "tiny-sft", "--out", str(out), "--set", "batch_size=2",
                                  "--set", "learning_rate=1e-3", "--set", "validation={suite: quick, limit: 2, every: 1, "
-                                                                         "max_new_tokens: 4, metric: r1.u_ref, final: best}"])
+                                                                         "max_new_tokens: 4, metric: r1.u_ref, final: best}",
+                                 "--set", "max_length=240", "--set", "truncation=drop"])
     assert r.exit_code == 0, r.output
+    assert json.loads((out / "config.json").read_text())["lengths"] == {
+        "rows": 8, "max_length": 240, "truncation": "drop", "longest": 267, "over_max_length": 2, "dropped": 2}
     rows = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]
     assert [(row["step"], row["eval_items"]) for row in rows if "eval_items" in row] == [(1, 2), (2, 2)]
     assert [row["step"] for row in rows if "loss" in row] == [1, 2]  # the steps' own lines are still written
@@ -143,3 +147,26 @@ def test_validation_while_training_keeps_the_best_checkpoint_and_final_holds_it(
     best = load_file(str(out / "checkpoints" / "checkpoint-1" / "adapter_model.safetensors"))
     last = load_file(str(out / "checkpoints" / "checkpoint-2" / "adapter_model.safetensors"))
     assert all(torch.equal(final[k], best[k]) for k in best) and any(not torch.equal(final[k], last[k]) for k in last)
+
+
+def test_rows_longer_than_max_length_are_refused_before_anything_is_written(tmp_path):
+    # tiny-sft's 8 rows are 150-267 tokens (prompt through the chat template + target): at 200, TRL would cut 6 of them,
+    # their boxed decisions with them; the tokenizer alone decides, before --out is written or a model loads
+    out = tmp_path / "sft"
+    r = CliRunner().invoke(app, ["train", "sft", "--recipe", "tiny-sft", "--set", "max_length=200",
+                                 "--set", "truncation=error", "--out", str(out)])
+    said = " ".join(r.output.split())
+    assert r.exit_code == 2 and "recipe field 'max_length' (200): 6 of 8 rows are longer, the longest 267 tokens" in said
+    assert "Raise max_length to at least 267, or set truncation: drop" in said and not out.exists()
+    # DPO: prompt + the longer answer
+    pairs = tmp_path / "pairs.jsonl"
+    prompt = [{"role": "user", "content": "How old is Sofia?"}]
+    idk = [{"role": "assistant", "content": "\\boxed{I don't know.}"}]
+    pairs.write_text(json.dumps({"prompt": prompt, "chosen": idk, "rejected": idk * 20}) + "\n")
+    recipe = tmp_path / "dpo.yaml"
+    recipe.write_text(f"kind: dpo\nmodel: bundled\npairs_file: {pairs}\nsteps: 1\nbatch_size: 2\nlearning_rate: 1.0e-5\n"
+                      "lora: {r: 4, alpha: 8}\nmax_length: 64\ntruncation: drop\n")
+    r = CliRunner().invoke(app, ["train", "dpo", "--recipe", str(recipe), "--out", str(tmp_path / "dpo")])
+    said = " ".join(r.output.split())
+    assert r.exit_code == 2 and "(64): 1 of 1 rows are longer" in said and "would leave no row" in said
+    assert not (tmp_path / "dpo").exists()

@@ -15,6 +15,9 @@ Example:
     Traceback (most recent call last):
     ...
     abstain.schema.DataError: .../tiny-grpo.yaml (with --set advantage=tair): field 'advantage': Input should be 'grpo', 'tiar' or 'coupled'
+
+A recipe that loads but would likely waste its run gets one warning at load: a LoRA adapter trained at a full
+fine-tune's learning rate (below :data:`LORA_MIN_LEARNING_RATE`; :func:`lora_rate_warning`).
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ from abstain.train.data.spec import STRICT, DataSpec, SynthSpec, UMWPSpec, Valid
 __all__ = [
     "DPORecipe",
     "DataSpec",
+    "LORA_MIN_LEARNING_RATE",
     "UMWPSpec",
     "GRPORecipe",
     "LoraSpec",
@@ -45,7 +49,10 @@ __all__ = [
     "SFTRecipe",
     "Stage",
     "SynthSpec",
+    "TRACKING_FIELDS",
+    "Truncation",
     "load_recipe",
+    "lora_rate_warning",
     "recipe_path",
     "shipped_recipes",
 ]
@@ -53,6 +60,22 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 _STRICT = STRICT  # one strictness for every section
+
+#: below this learning rate a LoRA adapter barely trains: LoRA's best rate is about ten times a full fine-tune's
+#: (Thinking Machines' "LoRA Without Regret", Schulman et al. 2025; TRL's guide of that name), about 1e-5 to 2e-4
+LORA_MIN_LEARNING_RATE = 5e-6
+#: recipe fields that say where a run's curves go, not what it trains: a rerun may change them
+#: (:mod:`abstain.train.trainers.runner` leaves them out of the comparison with ``config.json``)
+TRACKING_FIELDS = ("report_to", "run_name")
+#: what an SFT / DPO row longer than ``max_length`` does (:mod:`abstain.train.data.lengths`)
+Truncation = Literal["error", "drop", "cut"]
+
+
+def _truncation() -> Any:
+    return Field(default="error", description="a row longer than max_length tokens (its prompt through the chat "
+                 "template + its completion, DPO: the longer answer; TRL would cut its end, the decision with it): "
+                 "error (default) refuses the run naming the length it needs; drop leaves such rows out; cut lets TRL "
+                 "cut them, with a warning (smoke tests, speed checks); counted in config.json's lengths")
 
 
 class LoraSpec(BaseModel):
@@ -115,6 +138,11 @@ class Recipe(BaseModel):
     save_total_limit: int = Field(default=2, ge=1)
     threads: int = Field(default=2, ge=1, description="torch CPU threads of the machine (N processes on it: "
                          "threads // N each)")
+    report_to: list[str] = Field(default_factory=list, description="experiment trackers the main process reports "
+                                 "to (transformers' report_to: tensorboard, wandb, mlflow, ...; all: every one "
+                                 "installed); TensorBoard writes to <run folder>/tensorboard")
+    run_name: str | None = Field(default=None, description="the run's name in the trackers (default: the run "
+                                 "folder's name)")
     trl: dict[str, Any] = Field(default_factory=dict, description="any other field of the TRL config, as is")
     allow_eval_suites: list[str] = Field(default_factory=list, description="suites this run may train on although "
                                          "abstain keeps every evaluation suite out of training (abstain.data.guard): "
@@ -161,6 +189,12 @@ class Recipe(BaseModel):
         if split:
             raise ValueError(f"trl: {', '.join(split)} is abstain's to set: give the global batch_size, and "
                              "micro_batch_size or gradient_accumulation_steps, in the recipe itself")
+        own = sorted((set(TRACKING_FIELDS) | ({"max_length"} if hasattr(self, "max_length") else set())) & set(self.trl))
+        if own:
+            raise ValueError(f"trl: {', '.join(own)} is a field of the recipe itself: set it there, not under trl")
+        if "none" in self.report_to or ("all" in self.report_to and len(self.report_to) > 1):
+            raise ValueError(f"report_to: {self.report_to} — give trackers by name, [all] (every one installed), "
+                             "or [] (none)")
         return self
 
 
@@ -230,6 +264,7 @@ class SFTRecipe(Recipe):
                                     "('ELICIT=0.4,COND=0.3,ABS=0.3') and on_fail (error | drop)")
     sft_file: str | None = Field(default=None, description="prompt/completion JSONL instead of building targets")
     max_length: int = Field(default=512, ge=16, description="longest prompt + completion in tokens")
+    truncation: Truncation = _truncation()
 
     @model_validator(mode="after")
     def _one_source(self) -> SFTRecipe:
@@ -256,7 +291,8 @@ class DPORecipe(Recipe):
     kind: Literal["dpo"]
     pairs_file: str | None = Field(default=None, description="DPO pairs JSONL (prompt, chosen, rejected)")
     beta: float = Field(default=0.1, gt=0, description="DPO's beta")
-    max_length: int = Field(default=512, ge=16)
+    max_length: int = Field(default=512, ge=16, description="longest prompt + chosen (or rejected) in tokens")
+    truncation: Truncation = _truncation()
 
     @model_validator(mode="after")
     def _pairs(self) -> DPORecipe:
@@ -387,4 +423,32 @@ def load_recipe(name_or_file: str | os.PathLike[str], overrides: Sequence[str] =
         recipe = KINDS[recipe_kind].model_validate(data)
     except ValidationError as exc:
         raise DataError(f"{where}: {_describe(exc)}") from None
+    warning = lora_rate_warning(recipe)
+    if warning is not None:
+        log.warning("%s: %s", where, warning)
     return recipe
+
+
+def lora_rate_warning(recipe: BaseModel) -> str | None:
+    """What is wrong with a LoRA recipe's ``learning_rate`` below :data:`LORA_MIN_LEARNING_RATE`, else None.
+
+    A LoRA adapter (a new one, ``lora``, or a continued one, ``adapter``) learns best at about ten times a full
+    fine-tune's rate; at a full fine-tune's 1e-6 its B matrices, which start at zero, hardly move.
+
+    Example:
+        >>> lora_rate_warning(load_recipe("tiny-grpo")) is None
+        True
+        >>> lora_rate_warning(load_recipe("tiny-grpo", ["lora=null", "learning_rate=1e-6"])) is None  # full fine-tune
+        True
+        >>> print(lora_rate_warning(load_recipe("tiny-grpo").model_copy(update={"learning_rate": 1e-6})))
+        ... # doctest: +ELLIPSIS
+        recipe field 'learning_rate': 1e-06 trains a LoRA adapter at a full fine-tune's rate; LoRA's usual range is ...
+    """
+    if not isinstance(recipe, Recipe) or (recipe.lora is None and recipe.adapter is None):
+        return None
+    if recipe.learning_rate >= LORA_MIN_LEARNING_RATE:
+        return None
+    return (f"recipe field 'learning_rate': {recipe.learning_rate:g} trains a LoRA adapter at a full fine-tune's "
+            f"rate; LoRA's usual range is about 1e-5 to 2e-4 (about ten times a full fine-tune's: \"LoRA Without "
+            f"Regret\", Schulman et al. 2025; TRL's guide of that name); below {LORA_MIN_LEARNING_RATE:g} an adapter "
+            "barely moves (a new one's B matrices start at zero)")

@@ -47,7 +47,8 @@ def training_arguments(recipe: Recipe, run: TrainRun, **fields: Any) -> dict[str
         "seed": recipe.seed,
         "data_seed": recipe.seed,
         "use_cpu": not cuda,
-        "report_to": [],
+        "report_to": list(recipe.report_to),  # transformers reports from the main process only
+        "run_name": recipe.run_name or run.path.resolve().name,
         "disable_tqdm": True,
         "dataloader_num_workers": 0,
         "log_level_replica": "error",  # the other processes stay quiet (abstain.train.trainers.distributed)

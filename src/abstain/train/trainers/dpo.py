@@ -4,7 +4,9 @@ The pairs come from a probe (``abstain probe`` then ``abstain probe-data --kind 
 never got right, "I don't know" in the protocol's format is preferred over a wrong sampled answer; on items
 it knows, a correct answer over "I don't know" — TIAR's DPO baseline. Conversational rows; the reference
 model is the starting model (TRL copies it, or with LoRA disables the adapter). The run folder, resume and
-progress are those of ``abstain train grpo``.
+progress are those of ``abstain train grpo``. Before anything is written the pairs are measured against
+``max_length`` (prompt + the longer answer): a pair TRL would cut is refused or, with ``truncation: drop``, left out
+and counted (:mod:`abstain.train.data.lengths`).
 
 Example::
 
@@ -34,8 +36,9 @@ def run_dpo(recipe: DPORecipe, out: str, resume: bool = False, progress: Progres
 
     from abstain.train.data.rows import PreferenceRow, read_training_rows
 
-    run, checkpoint = start(recipe, out, resume, until)
-    rows = read_training_rows(recipe.pairs_file, PreferenceRow, recipe.allow_eval_suites)
+    run, checkpoint = start(recipe, out, resume, until,
+                            rows=lambda: read_training_rows(recipe.pairs_file, PreferenceRow, recipe.allow_eval_suites))
+    rows = run.rows or []  # set by start (rows=...)
     args = trl_config(DPOConfig, recipe, run, beta=recipe.beta, max_length=recipe.max_length)
     model, peft_config = run.policy.load()
     trainer = DPOTrainer(model=model, args=args, train_dataset=Dataset.from_list(rows), peft_config=peft_config,

@@ -25,7 +25,8 @@ from abstain.runs import differences
 from abstain.schema import DataError, write_json
 from abstain.train.trainers.distributed import World, barrier, main_first, recipe_split
 from abstain.train.trainers.policy import resolve_policy
-from abstain.train.recipe import PipelineRecipe, Recipe
+from abstain.train.trainers.tracking import check_report_to
+from abstain.train.recipe import TRACKING_FIELDS, PipelineRecipe, Recipe
 from abstain.train.trainers.runner import ProgressFn, TrainResult, TrainRun, join_processes, read_json_record
 
 __all__ = ["StageTrainer", "run_pipeline"]
@@ -42,7 +43,7 @@ def _changed(run: TrainRun, recipe: Recipe) -> list[str]:
         recorded = read_json_record(run.path / "config.json").get("recipe")
     if recorded is None:
         return []
-    return differences(recorded, recipe.model_dump(mode="json"))
+    return differences(recorded, recipe.model_dump(mode="json"), ignore=TRACKING_FIELDS)  # where curves go: free
 
 
 def run_pipeline(pipeline: PipelineRecipe, out: str, train_stage: StageTrainer,
@@ -58,6 +59,7 @@ def run_pipeline(pipeline: PipelineRecipe, out: str, train_stage: StageTrainer,
         try:
             resolve_policy(recipe)
             recipe_split(recipe, world)
+            check_report_to(recipe.report_to)
         except DataError as exc:
             raise DataError(f"pipeline stage {stage.name!r}: {exc}") from None
     join_processes(*(recipe for _, recipe in stages))

@@ -7,14 +7,19 @@ A run folder (``--out``, default ``runs/<recipe name>``) holds:
 ``recipe.yaml``        the same recipe as YAML, to rerun it with ``--recipe runs/<name>/recipe.yaml``
 ``versions.json``      the versions of abstain, torch, transformers, TRL, PEFT, datasets, accelerate, DeepSpeed
 ``metrics.jsonl``      one line per logged step: TRL's metrics and abstain's (``abstain/...``)
+``tensorboard/``       TensorBoard's event files, with ``report_to: [tensorboard]``
+                       (:mod:`abstain.train.trainers.tracking`)
 ``checkpoints/``       ``checkpoint-<step>`` folders (every ``save_steps``); ``--resume`` continues from the last
                        complete one (a half-written one, what a kill leaves, is removed)
 ``final/``             the trained model and tokenizer (LoRA: merged into the base model; the adapter alone is
                        in ``final/adapter/``): ``abstain eval --model hf:RUN/final`` evaluates it
 =====================  ==============================================================================
 
-A rerun with another recipe into the same folder is refused (naming the fields that differ), as is a
-rerun into a folder with checkpoints without ``--resume``.
+A rerun with another recipe into the same folder is refused (naming the fields that differ; ``report_to`` and
+``run_name`` may differ), as is a rerun into a folder with checkpoints without ``--resume``. Before anything is
+written, SFT and DPO rows are measured against ``max_length`` (:mod:`abstain.train.data.lengths`: a row TRL would cut
+is refused, or as the recipe's ``truncation`` says dropped or cut, counted in ``config.json``'s ``lengths``) and the
+trackers of ``report_to`` are checked (:mod:`abstain.train.trainers.tracking`).
 
 The model a run starts from and how ``final/`` is written are the run's :class:`~abstain.train.trainers.policy.Policy`
 (dtype, attention, adapter, checkpointing, sharding); the TRL config is built in
@@ -22,7 +27,8 @@ The model a run starts from and how ``final/`` is written are the run's :class:`
 
 Example (what every trainer does)::
 
-    run, checkpoint = start(recipe, "runs/x", resume=False)   # the folder prepared, the policy resolved
+    run, checkpoint = start(recipe, "runs/x", resume=False,   # the folder prepared, the policy resolved
+                            rows=lambda: sft_rows(recipe))    # SFT / DPO: the rows, measured (run.rows)
     model, peft_config = run.policy.load()
     trainer = SFTTrainer(model=model, args=trl_config(SFTConfig, recipe, run), ..., callbacks=run.callbacks())
     finish(trainer, run, recipe, checkpoint)                  # trains, then final/ (every process joins the save)
@@ -43,6 +49,7 @@ from typing import Any
 import yaml
 
 from abstain.runs import RunDir
+from abstain.train.data.lengths import Lengths, fit_rows
 from abstain.schema import DataError, read_lines, write_json, write_text
 from abstain.train.trainers.distributed import (
     BatchSplit,
@@ -57,8 +64,9 @@ from abstain.train.trainers.distributed import (
 from abstain.train.trainers.checkpoints import checkpoint_complete
 from abstain.train.trainers.lm_head import compact_lm_head
 from abstain.train.trainers.policy import Policy, adapter_dir, resolve_model, resolve_policy
+from abstain.train.trainers.tracking import check_report_to, place_tensorboard
 from abstain.train.trainers.trl_guard import check_trl
-from abstain.train.recipe import Recipe
+from abstain.train.recipe import TRACKING_FIELDS, Recipe
 
 __all__ = ["CHECKPOINTS", "FINAL", "FINISHED", "METRICS", "ProgressFn", "TrainResult", "TrainRun", "adapter_dir",
            "checkpoint_complete", "export_adapter", "read_json_record", "resolve_model", "start", "finish",
@@ -111,6 +119,8 @@ class TrainRun:
         self.final = self.path / FINAL
         self.split: BatchSplit | None = None
         self.policy: Policy | None = None  # set by start: the model settings resolved for this launch
+        self.rows: list[dict[str, Any]] | None = None  # SFT / DPO: the rows to train on, measured (fit)
+        self.lengths: Lengths | None = None  # what fit measured: config.json's lengths
 
     def record(self, recipe: Recipe) -> dict[str, Any]:
         out: dict[str, Any] = {"recipe": recipe.model_dump(mode="json"), "kind": recipe.kind}
@@ -118,7 +128,19 @@ class TrainRun:
             out["distributed"] = self.split.record()
         if self.policy is not None:
             out["policy"] = self.policy.record()
+        if self.lengths is not None:
+            out["lengths"] = self.lengths.record()
         return out
+
+    def fit(self, recipe: Recipe, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The SFT / DPO ``rows`` that fit the recipe's ``max_length`` (:func:`~abstain.train.data.lengths.fit_rows`
+        with the model's tokenizer, nothing else loaded): kept in ``rows``, measured in ``lengths``."""
+        from transformers import AutoTokenizer
+
+        tokenizer = AutoTokenizer.from_pretrained(resolve_model(recipe.model))
+        self.rows, self.lengths = fit_rows(rows, tokenizer, recipe.max_length,  # type: ignore[attr-defined]
+                                           recipe.truncation)  # type: ignore[attr-defined]
+        return self.rows
 
     def prepare(self, recipe: Recipe, resume: bool) -> str | None:
         """Create or check the folder; the checkpoint to resume from (None: start afresh).
@@ -160,8 +182,12 @@ class TrainRun:
         # a folder from an abstain that recorded no split ran on one process with per_device = batch_size:
         # the same split as now when this is one process without accumulation
         same = self.split is None or (self.split.world_size == 1 and self.split.accumulation == 1)
-        RunDir(self.path).prepare(self.record(recipe),
-                                  ignore=("distributed",) if before and "distributed" not in before and same else ())
+        ignore = [f"recipe.{name}" for name in TRACKING_FIELDS]  # where the curves go, not what is trained
+        if before and "distributed" not in before and same:
+            ignore.append("distributed")
+        if before and "lengths" not in before:  # measured since: the same rows as before
+            ignore.append("lengths")
+        RunDir(self.path).prepare(self.record(recipe), ignore=ignore)
         write_text(self.path / "recipe.yaml", yaml.safe_dump(recipe.model_dump(mode="json"), sort_keys=False))
         write_json(self.path / "versions.json", versions())
         found = self.checkpoint_folders()
@@ -267,10 +293,13 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def start(recipe: Recipe, out: str, resume: bool, until: int | None = None) -> tuple[TrainRun, str | None]:
+def start(recipe: Recipe, out: str, resume: bool, until: int | None = None,
+          rows: Callable[[], list[dict[str, Any]]] | None = None) -> tuple[TrainRun, str | None]:
     """Threads and quiet libraries, the run folder prepared (or checked), and the checkpoint to resume from.
 
     ``until``: stop after that optimizer step with a checkpoint (a part of a long run; ``--resume`` continues it).
+    ``rows`` (SFT, DPO): makes the training rows, which are measured against ``max_length`` (:meth:`TrainRun.fit`)
+    before anything is written; the run keeps those that fit in ``run.rows``.
     """
     if until is not None and until < 1:
         raise ValueError(f"until must be a step >= 1, got {until}")
@@ -282,6 +311,9 @@ def start(recipe: Recipe, out: str, resume: bool, until: int | None = None) -> t
     run.until = until
     run.policy = resolve_policy(recipe)  # what cannot be honoured fails here, before anything is written or trained
     run.split = recipe_split(recipe, world)  # a batch that does not divide fails here, before anything is written
+    check_report_to(recipe.report_to)  # a tracker that is not installed fails here, before anything is written
+    if rows is not None:  # a row TRL would cut fails here (the tokenizer only), before anything is written
+        run.fit(recipe, rows())
     join_processes(recipe)
     checkpoint = run.prepare(recipe, resume)
     return run, checkpoint
@@ -305,6 +337,7 @@ def finish(trainer: Any, run: TrainRun, recipe: Recipe, checkpoint: str | None) 
     """
     if run.until is not None:
         trainer.add_callback(_stop_at(run.until))
+    place_tensorboard(trainer, run.path)
     with compact_lm_head():  # on a CPU, TRL's LM head projects only the completion (abstain.train.trainers.lm_head)
         quiet(trainer).train(resume_from_checkpoint=checkpoint)
     barrier()  # every process's last checkpoint files are written

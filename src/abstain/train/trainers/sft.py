@@ -7,6 +7,9 @@ its chat template has no ``{% generation %}`` markers, so ``assistant_only_loss`
 fine-tune or LoRA (``lora:`` in the recipe); the run folder, resume and progress are those of
 ``abstain train grpo`` (:mod:`abstain.train.trainers.runner`). With ``validation:`` the policy answers those items
 every N steps and at the end, and ``validation.json`` holds the numbers (:mod:`abstain.train.trainers.validate`).
+Before anything is written the rows are measured against ``max_length``: TRL would cut a longer row's end, the
+target's decision with it, so such rows are refused or, with ``truncation: drop``, left out and counted
+(:mod:`abstain.train.data.lengths`).
 
 Example::
 
@@ -49,7 +52,7 @@ def sft_trainer(recipe: SFTRecipe, run: TrainRun, progress: ProgressFn | None = 
     """The trainer :func:`run_sft` trains, for a run folder :func:`~abstain.train.trainers.runner.start` prepared."""
     from datasets import Dataset
 
-    rows = sft_rows(recipe)
+    rows = run.rows if run.rows is not None else run.fit(recipe, sft_rows(recipe))
     args = trl_config(SFTConfig, recipe, run, max_length=recipe.max_length, completion_only_loss=True, packing=False)
     model, peft_config = run.policy.load()
     trainer = SFTTrainer(model=model, args=args, train_dataset=Dataset.from_list(rows), peft_config=peft_config,
@@ -61,6 +64,6 @@ def sft_trainer(recipe: SFTRecipe, run: TrainRun, progress: ProgressFn | None = 
 def run_sft(recipe: SFTRecipe, out: str, resume: bool = False, progress: ProgressFn | None = None,
             until: int | None = None) -> TrainResult:
     """Train an :class:`~abstain.train.recipe.SFTRecipe` into the run folder ``out`` (resumable)."""
-    run, checkpoint = start(recipe, out, resume, until)
+    run, checkpoint = start(recipe, out, resume, until, rows=lambda: sft_rows(recipe))
     trainer = sft_trainer(recipe, run, progress)
     return finish(trainer, run, recipe, checkpoint)
