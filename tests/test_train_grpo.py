@@ -3,7 +3,6 @@ used, the logs, the CLI, resume, experiment tracking."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 from collections import Counter
@@ -218,9 +217,8 @@ def test_dynamic_sampling_drops_groups_whose_rewards_are_all_equal(bundled_model
 def test_the_tiny_recipe_runs_end_to_end_resumes_and_evaluates(tmp_path, bundled_model_dir):
     out = tmp_path / "run"
     runner = CliRunner()
-    # reporting to TensorBoard where it is installed (report_to: [tensorboard] is refused where it is not)
-    tensorboard = importlib.util.find_spec("tensorboard") is not None
-    track = ["report_to=[tensorboard]"] if tensorboard else []
+    # reporting to TensorBoard (the train extra installs it; report_to: [tensorboard] is refused where it is missing)
+    track = ["report_to=[tensorboard]"]
     r = runner.invoke(app, ["train", "grpo", "--recipe", "tiny-grpo", *(f"--set={s}" for s in track), "--out", str(out)])
     assert r.exit_code == 0, r.output
     assert (out / "final" / "model.safetensors").exists() and (out / "recipe.yaml").exists()
@@ -228,14 +226,14 @@ def test_the_tiny_recipe_runs_end_to_end_resumes_and_evaluates(tmp_path, bundled
     assert [row["step"] for row in rows] == [1, 2] and all("abstain/abstain" in row for row in rows)
     assert json.loads((out / "final" / "abstain_train.json").read_text())["steps"] == 2
     assert load_recipe(str(out / "recipe.yaml")).model_dump() == load_recipe("tiny-grpo", track).model_dump()
-    if tensorboard:  # the steps' logs, abstain's keys among them, in the run folder's event files
-        from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    # the steps' logs, abstain's keys among them, in the run folder's event files
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
-        events = EventAccumulator(str(out / "tensorboard"))
-        events.Reload()
-        scalars = events.Tags()["scalars"]
-        assert "train/abstain/abstain" in scalars and "train/loss" in scalars, scalars
-        assert [e.step for e in events.Scalars("train/abstain/abstain")] == [1, 2]
+    events = EventAccumulator(str(out / "tensorboard"))
+    events.Reload()
+    scalars = events.Tags()["scalars"]
+    assert "train/abstain/abstain" in scalars and "train/loss" in scalars, scalars
+    assert [e.step for e in events.Scalars("train/abstain/abstain")] == [1, 2]
     # the reward's always-abstain margin on this mix (ternary, half unanswerable: always-abstain is optimal)
     profile = json.loads((out / "reward_profile.json").read_text())
     assert profile["unanswerable_share"] == 0.5 and profile["p_star"] == 0.5
