@@ -38,7 +38,8 @@ def test_the_issues_command_trains_a_bfloat16_adapter_run_with_checkpointing(tmp
     assert {v.dtype for v in adapter.values()} == {torch.float32}  # the adapter as PEFT and TRL keep it
     assert json.loads((out / "final" / "config.json").read_text())["dtype"] == "bfloat16"
     assert json.loads((out / "config.json").read_text())["policy"] | {"sharding": None} == {
-        "dtype": "bfloat16", "attn_implementation": None, "gradient_checkpointing": True, "sharding": None}
+        "dtype": "bfloat16", "master_weights": None, "attn_implementation": None, "gradient_checkpointing": True,
+        "sharding": None}
     base = load_file(str(bundled_model_dir / "model.safetensors"))
     moved = [k for k in merged if not torch.equal(merged[k], base[k].to(torch.bfloat16))]
     assert len(moved) > len(merged) // 2  # the continued adapter, merged in
@@ -67,14 +68,65 @@ def test_dtype_attention_and_model_init_kwargs_reach_the_policy_and_its_referenc
     trainer = _trainer("grpo", sets, tmp_path)
     model = trainer.accelerator.unwrap_model(trainer.model)
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
-    assert base.dtype == torch.bfloat16 and base.config._attn_implementation == "eager"
-    assert trainer.args.bf16 and not trainer.args.fp16
+    assert base.config._attn_implementation == "eager"
+    assert trainer.args.bf16 and not trainer.args.fp16  # bfloat16 autocast on both paths
     if adapter:  # a continued adapter: trainable, float32 on the bfloat16 base; its frozen copy is the reference
+        assert base.dtype == torch.bfloat16
         lora = {p.dtype for n, p in model.named_parameters() if "lora_" in n and ".default." in n}
         assert lora == {torch.float32} and "ref" in model.peft_config
-    else:  # a full fine-tune: the reference is a second model, loaded with the same arguments
+    else:  # a full fine-tune: float32 master weights; the reference is a second model, loaded with the same arguments
         ref = trainer.ref_model
-        assert ref.dtype == torch.bfloat16 and ref.config._attn_implementation == "eager"
+        assert base.dtype == torch.float32 and ref.dtype == torch.float32
+        assert ref.config._attn_implementation == "eager"
+
+
+# Mixed precision: a full fine-tune with dtype bfloat16 keeps float32 master weights (bfloat16 autocast compute); pure
+# bfloat16 weights (master_weights: bfloat16) lose an Adam step of 1e-6, below a bfloat16 weight's precision.
+ARMS = {"float32": ["dtype=float32"], "mixed": ["dtype=bfloat16"],
+        "pure": ["dtype=bfloat16", "master_weights=bfloat16"]}
+
+
+@pytest.fixture(scope="module")
+def one_step_at_1e6(tmp_path_factory) -> dict[str, dict]:
+    """Each arm's one full-SFT step at lr 1e-6 on the same batch: its recorded policy and each weight's update."""
+    from abstain.train.trainers.runner import start
+    from abstain.train.trainers.sft import sft_trainer
+
+    out = {}
+    for arm, sets in ARMS.items():
+        recipe = load_recipe("tiny-sft", ["lora=null", "steps=1", "save_steps=100", "learning_rate=1.0e-6",
+                                          "batch_size=2", "max_length=160", "data.synth.n=4", *sets])
+        run, _ = start(recipe, str(tmp_path_factory.mktemp(arm) / "run"), resume=False)
+        trainer = sft_trainer(recipe, run)
+        before = {n: p.detach().clone() for n, p in trainer.model.named_parameters() if p.requires_grad}
+        trainer.train()
+        after = dict(trainer.model.named_parameters())
+        out[arm] = {"policy": run.record(recipe)["policy"], "dtype": next(iter(after.values())).dtype,
+                    "update": {n: (after[n].detach().float() - w.float()).flatten() for n, w in before.items()}}
+        del trainer
+    return out
+
+
+def test_a_bfloat16_full_fine_tune_keeps_float32_masters_that_record_themselves(one_step_at_1e6):
+    assert one_step_at_1e6["mixed"]["dtype"] == one_step_at_1e6["float32"]["dtype"] == torch.float32
+    assert one_step_at_1e6["pure"]["dtype"] == torch.bfloat16  # asked for by name
+    records = {arm: (r["policy"]["dtype"], r["policy"]["master_weights"]) for arm, r in one_step_at_1e6.items()}
+    assert records == {"float32": ("float32", "float32"), "mixed": ("bfloat16", "float32"),
+                       "pure": ("bfloat16", "bfloat16")}
+
+
+def test_an_update_of_1e6_survives_mixed_precision_as_in_float32_and_is_lost_in_pure_bfloat16(one_step_at_1e6):
+    def moved(arm: str) -> float:  # the share of weights the step changed
+        updates = one_step_at_1e6[arm]["update"].values()
+        return sum(int((u != 0).sum()) for u in updates) / sum(u.numel() for u in updates)
+
+    assert moved("float32") > 0.9 and moved("mixed") > 0.9
+    assert moved("pure") < 0.1  # what pure bfloat16 weights keep of the same step
+    # Adam's first step moves each weight by ~lr in its gradient's sign: bfloat16 compute gives nearly the same signs
+    ours, theirs = (torch.cat(list(one_step_at_1e6[arm]["update"].values())) for arm in ("mixed", "float32"))
+    both = (ours != 0) & (theirs != 0)
+    assert float((torch.sign(ours[both]) == torch.sign(theirs[both])).float().mean()) > 0.8
+    assert float(ours.abs().max()) < 3e-6 and float(theirs.abs().max()) < 3e-6  # a step of ~lr, nothing else
 
 
 def test_the_shipped_7b_recipe_resolves_to_bfloat16_lora_with_checkpointing_on_a_gpu():
@@ -90,3 +142,11 @@ def test_a_recipe_on_a_cpu_resolves_auto_to_float32_without_checkpointing():
     assert policy.trl_fields()["model_init_kwargs"] == {"dtype": "float32"}  # what TRL loads the path with
     continued = resolve_policy(load_recipe("tiny-grpo", ["lora=null", f"adapter={SHIPPED_ADAPTER}"]), cuda=False)
     assert continued.loads_itself and continued.trl_fields()["model_init_kwargs"] is None  # abstain loads it
+
+
+def test_vllm_rollouts_on_a_gpu_are_refused_when_the_policy_resolves_before_anything_is_written():
+    from abstain.schema import DataError
+
+    with pytest.raises(DataError, match="recipe field 'rollout': vllm runs an in-process vLLM engine per process"):
+        resolve_policy(load_recipe("tiny-grpo", ["rollout=vllm", "dtype=bfloat16"]), cuda=True, env={})
+    assert resolve_policy(load_recipe("tiny-grpo", ["rollout=vllm"]), cuda=False, env={}).dtype == "float32"

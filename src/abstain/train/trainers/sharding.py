@@ -88,6 +88,11 @@ def sharding_of(trl: Mapping[str, Any], env: Mapping[str, str] | None = None) ->
         found.append(Sharding("deepspeed", _zero_stage(config), "recipe field trl.deepspeed",
                               gathers_on_save=_gathers_on_save(config)))
     if _true(env.get("ACCELERATE_USE_FSDP")) and not trl.get("fsdp"):
+        version = env.get("FSDP_VERSION", "1").strip() or "1"  # accelerate's default: FSDP1
+        if version != "2":
+            raise DataError(f"the launcher's FSDP is FSDP{version} (FSDP_VERSION={version}; accelerate's default when "
+                            "its config has no fsdp_version): abstain trains with FSDP2, so set fsdp_config: "
+                            "{fsdp_version: 2} in the accelerate config (examples/sharded/fsdp2.yaml)")
         found.append(Sharding("fsdp", None, "the launcher (ACCELERATE_USE_FSDP)",
                               launcher_checkpointing=_true(env.get("FSDP_ACTIVATION_CHECKPOINTING"))))
     if _true(env.get("ACCELERATE_USE_DEEPSPEED")) and not trl.get("deepspeed"):
