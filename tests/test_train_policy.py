@@ -88,22 +88,36 @@ ARMS = {"float32": ["dtype=float32"], "mixed": ["dtype=bfloat16"],
 
 @pytest.fixture(scope="module")
 def one_step_at_1e6(tmp_path_factory) -> dict[str, dict]:
-    """Each arm's one full-SFT step at lr 1e-6 on the same batch: its recorded policy and each weight's update."""
+    """Each arm's one full-SFT step at lr 1e-6 on the same batch: its recorded policy, its weights' dtype, the share
+    of weights the step changed, the largest change, and (float32, mixed) the signs of the changes."""
+    import gc
+
     from abstain.train.trainers.runner import start
     from abstain.train.trainers.sft import sft_trainer
 
     out = {}
     for arm, sets in ARMS.items():
         recipe = load_recipe("tiny-sft", ["lora=null", "steps=1", "save_steps=100", "learning_rate=1.0e-6",
-                                          "batch_size=2", "max_length=160", "data.synth.n=4", *sets])
+                                          "batch_size=2", "max_length=112", "data.synth.n=4", *sets])
         run, _ = start(recipe, str(tmp_path_factory.mktemp(arm) / "run"), resume=False)
         trainer = sft_trainer(recipe, run)
         before = {n: p.detach().clone() for n, p in trainer.model.named_parameters() if p.requires_grad}
         trainer.train()
-        after = dict(trainer.model.named_parameters())
-        out[arm] = {"policy": run.record(recipe)["policy"], "dtype": next(iter(after.values())).dtype,
-                    "update": {n: (after[n].detach().float() - w.float()).flatten() for n, w in before.items()}}
-        del trainer
+        changed = total = 0
+        largest = 0.0
+        signs = []
+        for name, weight in trainer.model.named_parameters():
+            if name in before:
+                update = weight.detach().float() - before.pop(name).float()
+                changed += int((update != 0).sum())
+                total += update.numel()
+                largest = max(largest, float(update.abs().max()))
+                signs.append(torch.sign(update).to(torch.int8).flatten())
+        out[arm] = {"policy": run.record(recipe)["policy"], "dtype": next(trainer.model.parameters()).dtype,
+                    "moved": changed / total, "largest": largest,
+                    "signs": torch.cat(signs) if arm != "pure" else None}
+        del trainer, before, signs
+        gc.collect()
     return out
 
 
@@ -116,32 +130,14 @@ def test_a_bfloat16_full_fine_tune_keeps_float32_masters_that_record_themselves(
 
 
 def test_an_update_of_1e6_survives_mixed_precision_as_in_float32_and_is_lost_in_pure_bfloat16(one_step_at_1e6):
-    def moved(arm: str) -> float:  # the share of weights the step changed
-        updates = one_step_at_1e6[arm]["update"].values()
-        return sum(int((u != 0).sum()) for u in updates) / sum(u.numel() for u in updates)
-
-    assert moved("float32") > 0.9 and moved("mixed") > 0.9
-    assert moved("pure") < 0.1  # what pure bfloat16 weights keep of the same step
+    arms = one_step_at_1e6
+    assert arms["float32"]["moved"] > 0.9 and arms["mixed"]["moved"] > 0.9
+    assert arms["pure"]["moved"] < 0.1  # what pure bfloat16 weights keep of the same step
     # Adam's first step moves each weight by ~lr in its gradient's sign: bfloat16 compute gives nearly the same signs
-    ours, theirs = (torch.cat(list(one_step_at_1e6[arm]["update"].values())) for arm in ("mixed", "float32"))
+    ours, theirs = arms["mixed"]["signs"], arms["float32"]["signs"]
     both = (ours != 0) & (theirs != 0)
-    assert float((torch.sign(ours[both]) == torch.sign(theirs[both])).float().mean()) > 0.8
-    assert float(ours.abs().max()) < 3e-6 and float(theirs.abs().max()) < 3e-6  # a step of ~lr, nothing else
-
-
-def test_the_shipped_7b_recipe_resolves_to_bfloat16_lora_with_checkpointing_on_a_gpu():
-    recipe = load_recipe(Path(__file__).resolve().parents[1] / "examples" / "sharded" / "grpo-7b.yaml")
-    policy = resolve_policy(recipe, cuda=True)
-    assert (policy.dtype, policy.gradient_checkpointing, policy.is_lora) == ("bfloat16", True, True)
-    assert policy.trl_fields()["model_init_kwargs"] == {"dtype": "bfloat16", "attn_implementation": "sdpa"}
-
-
-def test_a_recipe_on_a_cpu_resolves_auto_to_float32_without_checkpointing():
-    policy = resolve_policy(load_recipe("tiny-grpo"), cuda=False)
-    assert (policy.dtype, policy.gradient_checkpointing) == ("float32", False)
-    assert policy.trl_fields()["model_init_kwargs"] == {"dtype": "float32"}  # what TRL loads the path with
-    continued = resolve_policy(load_recipe("tiny-grpo", ["lora=null", f"adapter={SHIPPED_ADAPTER}"]), cuda=False)
-    assert continued.loads_itself and continued.trl_fields()["model_init_kwargs"] is None  # abstain loads it
+    assert float((ours[both] == theirs[both]).float().mean()) > 0.8
+    assert arms["mixed"]["largest"] < 3e-6 and arms["float32"]["largest"] < 3e-6  # a step of ~lr, nothing else
 
 
 def test_vllm_rollouts_on_a_gpu_are_refused_when_the_policy_resolves_before_anything_is_written():
