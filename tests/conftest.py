@@ -30,7 +30,7 @@ def benchmarks_dir() -> Path:
     return BENCHMARKS
 
 
-# ---- scheduling (pytest-xdist: `TEST_JOBS=2 make test` runs 2 workers, --dist loadscope) ---------------------------------
+# ---- scheduling (pytest-xdist: `TEST_JOBS=2 make test` runs 2 workers, --dist loadscope) -----------------------
 # Each module is one unit of work: its module-scoped fixtures (a vLLM engine, a training run several tests inspect)
 # are built once, on one worker, and a module's multi-process tests never run beside each other (two at once would
 # hold ~20 GiB and fight for the same 2 cores). The long modules go first (the longest-processing-time-first rule:
