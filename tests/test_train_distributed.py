@@ -113,6 +113,9 @@ def test_sft_on_two_processes_writes_once_with_the_global_batch(sft_two):
     for step in (1, 2):  # the Trainer's own checkpoints, with each process's RNG state
         names = {p.name for p in (out / "checkpoints" / f"checkpoint-{step}").iterdir()}
         assert {"trainer_state.json", "rng_state_0.pth", "rng_state_1.pth"} <= names
+        # written by accelerate's FSDP (the gathered weights and optimizer state: transformers' FULL_STATE_DICT), so
+        # the model was sharded: on CPUs accelerate would have run DDP, had abstain not turned its FSDP on
+        assert {"pytorch_model_fsdp.bin", "optimizer.bin"} <= names and "optimizer.pt" not in names
 
 
 @pytest.fixture(scope="module")
@@ -173,22 +176,30 @@ KILL_RANK1_MID_CHECKPOINT = textwrap.dedent("""
 """)
 
 
-def test_a_job_killed_mid_checkpoint_resumes_on_two_processes_to_the_same_weights(sft_two, tmp_path):
-    reference = sft_two[1]
+def test_a_job_killed_mid_checkpoint_resumes_from_sharded_checkpoints_to_the_same_weights(sft_two, tmp_path):
+    # the same full fine-tune under the shipped accelerate config (examples/sharded/fsdp2.yaml: FSDP2, activation
+    # checkpointing, SHARDED_STATE_DICT): the second process dies before its RNG state of checkpoint-2 is written
+    reference = sft_two[1]  # never killed: the recipe's FSDP, gathered checkpoints, no activation checkpointing
     script = tmp_path / "killed_abstain.py"
     script.write_text(KILL_RANK1_MID_CHECKPOINT)
     out = tmp_path / "run"
-    args = ["train", "sft", "--recipe", "tiny-sft", *SFT, "--out", str(out)]
-    killed = torchrun(*args, script=str(script))
+    args = ["train", "sft", "--recipe", "tiny-sft", *SFT[:-2], "--out", str(out)]  # the launcher's FSDP, not trl's
+    killed = accelerate_fsdp(*args, script=str(script))
     assert killed.returncode != 0 and not (out / "final").exists()
     assert not (out / "checkpoints" / "checkpoint-2" / "rng_state_1.pth").exists()
+    first = out / "checkpoints" / "checkpoint-1"
+    shards = sorted(p.name for p in (first / "pytorch_model_fsdp_0").iterdir())  # one shard of the weights a process
+    assert ".metadata" in shards and len([s for s in shards if s.endswith(".distcp")]) == 2, shards
+    assert not list(first.glob("*.safetensors")) and not list(first.glob("*.bin"))  # nothing gathered
 
-    resumed = torchrun(*args, "--resume")
+    resumed = accelerate_fsdp(*args, "--resume")
     assert_one_writer(resumed, out, steps=2)
     output = resumed.stdout + resumed.stderr
     assert output.count("an incomplete checkpoint") <= 1  # said by the main process, if it got that far
-    # continued from checkpoint-1 (FSDP's gathered weights and optimizer state, both processes' RNG states): the
-    # weights of the run that was never killed
+    policy = json.loads((out / "config.json").read_text())["policy"]
+    assert policy["gradient_checkpointing"] is True and policy["sharding"]["source"] == "the launcher (ACCELERATE_USE_FSDP)"
+    # continued from checkpoint-1 (each process's shard of the weights and optimizer state, both RNG states): the
+    # weights of the run that was never killed, gathered whole into final/
     ours, theirs = load_file(str(out / "final" / "model.safetensors")), load_file(str(reference / "final" / "model.safetensors"))
     assert ours.keys() == theirs.keys()
     assert all(torch.equal(ours[k], theirs[k]) for k in ours)

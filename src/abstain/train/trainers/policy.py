@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from abstain.schema import DataError, write_json
+from abstain.train.trainers.fsdp import drop_tied_copies, without_checkpoint_wrappers
 from abstain.train.trainers.sharding import Sharding, read_fsdp_config, sharding_of
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -263,13 +264,14 @@ class Policy:
         def write() -> None:
             folder.mkdir(parents=True, exist_ok=True)
             if not self.is_lora:
-                weights = state if state is not None else model.state_dict()
+                weights = drop_tied_copies(state, model) if state is not None else model.state_dict()
                 model.save_pretrained(folder, state_dict=_cast(weights, dtype))
                 _save_tokenizer(tokenizer, folder)
                 _set_dtype(folder, self.dtype)
                 return
             adapter = folder / FINAL_ADAPTER
-            model.save_pretrained(adapter, state_dict=state)  # PEFT keeps the adapter's weights
+            with without_checkpoint_wrappers(model):  # PEFT finds the adapter's weights by the modules' names
+                model.save_pretrained(adapter, state_dict=state)  # PEFT keeps the adapter's weights
             _save_tokenizer(tokenizer, adapter)
             with self._whole(trainer):
                 self._merge(adapter, folder)

@@ -62,6 +62,7 @@ from abstain.train.trainers.distributed import (
     warn_single_process_launch,
 )
 from abstain.train.trainers.checkpoints import checkpoint_complete
+from abstain.train.trainers.fsdp import check_sharded, enable_fsdp_on_cpus
 from abstain.train.trainers.lm_head import compact_lm_head
 from abstain.train.trainers.policy import Policy, adapter_dir, resolve_model, resolve_policy
 from abstain.train.trainers.tracking import check_report_to, place_tensorboard
@@ -310,6 +311,8 @@ def start(recipe: Recipe, out: str, resume: bool, until: int | None = None,
     run = TrainRun(out)
     run.until = until
     run.policy = resolve_policy(recipe)  # what cannot be honoured fails here, before anything is written or trained
+    if run.policy.sharding.kind == "fsdp":  # on CPUs accelerate would run it as DDP (abstain.train.trainers.fsdp)
+        enable_fsdp_on_cpus()
     run.split = recipe_split(recipe, world)  # a batch that does not divide fails here, before anything is written
     check_report_to(recipe.report_to)  # a tracker that is not installed fails here, before anything is written
     if rows is not None:  # a row TRL would cut fails here (the tokenizer only), before anything is written
@@ -335,6 +338,7 @@ def finish(trainer: Any, run: TrainRun, recipe: Recipe, checkpoint: str | None) 
     A run started with ``until`` below its last step stops there with a checkpoint and no ``final/``; its
     result's ``final`` is that checkpoint and ``complete`` is False.
     """
+    check_sharded(trainer, run.policy.sharding.kind if run.policy is not None else None, run.world_size)
     if run.until is not None:
         trainer.add_callback(_stop_at(run.until))
     place_tensorboard(trainer, run.path)
