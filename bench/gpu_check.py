@@ -46,11 +46,11 @@ REFERENCE = HERE / "gpu_reference" / "quick-idk.jsonl"
 SHIPPED_ADAPTER = ROOT / "src" / "abstain" / "data" / "models" / "bundled-abstain"
 SECTIONS = ("host", "eval", "grpo", "ratio", "decode", "sft")
 #: --scale: abstain's training at the seeds' sizes (bench/gpu_scale.py), the 7B step first
-SCALE = ("host", "scale_grpo_7b", "scale_grpo_1_5b", "scale_sft_1_5b")
+SCALE = ("host", "scale_grpo_7b", "scale_grpo_7b_recipe", "scale_grpo_1_5b", "scale_sft_1_5b")
 EXPLORE = ("eval_explore", "grpo_explore")  # --explore: after the others, so a short budget still gets those
 #: seconds each section may take (a full run fits in 8 minutes on an H200 with the defaults)
 LIMITS = {"host": 120, "eval": 240, "sft": 120, "grpo": 240, "ratio": 180, "decode": 150, "eval_explore": 150, "grpo_explore": 200,
-          "scale_grpo_7b": 420, "scale_grpo_1_5b": 240, "scale_sft_1_5b": 300}
+          "scale_grpo_7b": 420, "scale_grpo_7b_recipe": 600, "scale_grpo_1_5b": 240, "scale_sft_1_5b": 300}
 GOALS = {"grpo_step_s": 2.0, "eval_bf16_tokens_per_s": 10_000, "tiar_over_plain": 1.03}
 
 
@@ -229,6 +229,12 @@ def section_scale_grpo_7b(args: argparse.Namespace) -> dict[str, Any]:
     from gpu_scale import grpo_step  # bench/gpu_scale.py
 
     return grpo_step(args, "7b")
+
+
+def section_scale_grpo_7b_recipe(args: argparse.Namespace) -> dict[str, Any]:
+    from gpu_scale import grpo_recipe_step
+
+    return grpo_recipe_step(args)
 
 
 def section_scale_grpo_1_5b(args: argparse.Namespace) -> dict[str, Any]:

@@ -6,6 +6,8 @@ weights) in bfloat16 with gradient checkpointing, through abstain's own recipe p
 
 - ``scale_grpo_7b`` / ``scale_grpo_1_5b``: a LoRA GRPO-TIAR step of 8 prompts x 8 completions x 256 tokens
   (``max_completion_length`` 256; random weights rarely stop early, so nearly every completion is 256 tokens);
+- ``scale_grpo_7b_recipe``: ``examples/sharded/grpo-7b.yaml`` at its own shape (LoRA r 64, 1,024 completion tokens,
+  micro batches of 8 completions), what one of its 8 GPUs holds (:func:`grpo_recipe_step`);
 - ``scale_sft_1_5b``: a full fine-tune SFT step (8 rows of <= 512 tokens) under FSDP2 on one process
   (``torchrun --nproc_per_node 1``; FSDP with one process is the configuration a larger job shards the same way).
 
@@ -35,6 +37,8 @@ SHAPES = {"1.5b": HERE / "scale" / "qwen2.5-1.5b", "7b": HERE / "scale" / "qwen2
 TINY = {"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
         "num_key_value_heads": 2}
 GOAL_7B_GRPO_PEAK_GB = 75.0
+RECIPE_7B = HERE.parent / "examples" / "sharded" / "grpo-7b.yaml"
+GPU_GB = 80.0  # the recipe's GPUs (80 GB each)
 
 
 def model_folder(shape: str, out: Path, tiny: bool) -> Path:
@@ -111,6 +115,32 @@ def grpo_step(args: argparse.Namespace, shape: str) -> dict[str, Any]:
     return result
 
 
+def grpo_recipe_step(args: argparse.Namespace) -> dict[str, Any]:
+    """``examples/sharded/grpo-7b.yaml`` at its own shape on one GPU: LoRA r 64, 1,024 completion tokens, micro
+    batches of 8 completions (the recipe's per-GPU forward pass), two of them accumulated per step, as one of the
+    recipe's 8 processes holds them. TRL's colocated vLLM is off (the GPU machine has no vLLM): the recipe's
+    engine takes ``vllm_gpu_memory_utilization`` of the GPU on top of the peak measured here (``vllm_share``).
+    Dry run: the tiny 7B shape, 8 tokens, micro batches of 2."""
+    from abstain.train.recipe import load_recipe
+    from abstain.train.trainers.grpo import grpo_trainer
+
+    out = Path(args.out)
+    folder = model_folder("7b", out, args.dry_run)
+    generations, micro, tokens = (2, 2, 8) if args.dry_run else (8, 8, 1024)
+    recipe = load_recipe(str(RECIPE_7B), [
+        f"model=random:{folder}", f"num_generations={generations}", f"micro_batch_size={micro}",
+        f"batch_size={2 * micro}", f"max_completion_length={tokens}", "data.synth.n=8", "steps=2", "save_steps=1000",
+        "trl.use_vllm=false", "name=scale-grpo-7b-recipe"])
+    share = load_recipe(str(RECIPE_7B)).trl.get("vllm_gpu_memory_utilization")
+    result = _train(recipe, out / "scale-grpo-7b-recipe", lambda r, run, p: grpo_trainer(r, run, progress=p))
+    lengths = [row.get("completions/mean_length") for row in result["metrics"]]
+    result["completion_tokens_per_step"] = [None if n is None else n * 2 * micro for n in lengths]
+    result["shape"] = {"lora_r": recipe.lora.r if recipe.lora else None, "generations": generations,
+                       "micro_batch_size": micro, "accumulated": 2, "max_completion_length": tokens}
+    result["vllm_share"] = share
+    return result
+
+
 def sft_step_fsdp(args: argparse.Namespace, shape: str) -> dict[str, Any]:
     """A full fine-tune SFT step under FSDP2 on one process: this section relaunches itself under torchrun."""
     out = Path(args.out)
@@ -149,8 +179,13 @@ def goals(sections: dict[str, Any]) -> dict[str, Any]:
     """The scale goals against what was measured (None where nothing was)."""
     grpo = sections.get("scale_grpo_7b") or {}
     sft = sections.get("scale_sft_1_5b") or {}
+    recipe = sections.get("scale_grpo_7b_recipe") or {}
     peak = grpo.get("peak_allocated_gb")
+    recipe_peak, share = recipe.get("peak_reserved_gb"), recipe.get("vllm_share") or 0.0
     return {
+        "grpo-7b.yaml per GPU (peak reserved + its vLLM share) < 80 GB": None if recipe_peak is None else {
+            "measured_gb": recipe_peak, "vllm_gb": round(share * GPU_GB, 1),
+            "met": recipe_peak + share * GPU_GB < GPU_GB},
         "7b LoRA GRPO step peak < 75 GB": None if peak is None else {"measured_gb": peak,
                                                                      "met": peak < GOAL_7B_GRPO_PEAK_GB},
         "1.5b full fine-tune (FSDP, 1 process) fits": None if sft.get("peak_allocated_gb") is None else {

@@ -53,13 +53,13 @@ def test_the_scale_check_dry_runs_at_a_tiny_configuration_on_a_cpu(tmp_path):
     env = {**os.environ, "CUDA_VISIBLE_DEVICES": "", "PYTHON": sys.executable}
     # (the 1.5B GRPO section runs the 7B one's code on another shape: left out here, as the suite's time is short)
     done = subprocess.run(["bash", str(ROOT / "bench" / "gpu_check.sh"), "--scale", "--dry-run", "--only",
-                           "host,scale_grpo_7b,scale_sft_1_5b", "--out", str(tmp_path)], capture_output=True, text=True,
+                           "host,scale_grpo_7b,scale_grpo_7b_recipe,scale_sft_1_5b", "--out", str(tmp_path)], capture_output=True, text=True,
                           env=env, timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
     report = json.loads(done.stdout)
     sections = report["sections"]
-    assert list(sections) == ["host", "scale_grpo_7b", "scale_sft_1_5b"] and report["scale"]
-    for name in ("scale_grpo_7b", "scale_sft_1_5b"):
+    assert list(sections) == ["host", "scale_grpo_7b", "scale_grpo_7b_recipe", "scale_sft_1_5b"] and report["scale"]
+    for name in ("scale_grpo_7b", "scale_grpo_7b_recipe", "scale_sft_1_5b"):
         section = sections[name]
         assert "error" not in section, section
         assert len(section["step_seconds"]) == 2 and section["peak_allocated_gb"] is None  # 2 steps; no GPU here
@@ -70,3 +70,9 @@ def test_the_scale_check_dry_runs_at_a_tiny_configuration_on_a_cpu(tmp_path):
     assert grpo["shape"] == {"prompts": 2, "generations": 2, "max_completion_length": 8}
     assert sft["policy"]["sharding"]["kind"] == "fsdp" and sft["trainable"] == sft["parameters"]  # full fine-tune
     assert report["goals"]["7b LoRA GRPO step peak < 75 GB"] is None  # not measured: no number
+    # the shipped 7B recipe at its own shape (LoRA r 64; dry run: 8 tokens), its accumulation and learning rate kept
+    recipe = sections["scale_grpo_7b_recipe"]
+    assert recipe["shape"] == {"lora_r": 64, "generations": 2, "micro_batch_size": 2, "accumulated": 2,
+                               "max_completion_length": 8} and recipe["vllm_share"] == 0.3
+    assert recipe["metrics"][0]["learning_rate"] > 0 and recipe["trainable"] > grpo["trainable"]  # r 64 > r 16
+    assert report["goals"]["grpo-7b.yaml per GPU (peak reserved + its vLLM share) < 80 GB"] is None
