@@ -474,6 +474,10 @@ REFUSED = {
     "master-weights-lora": (["--set", "master_weights=bfloat16"], {}, "'master_weights': bfloat16 applies to a full"),
     "master-weights-float32": (["--set", "lora=null", "--set", "master_weights=bfloat16", "--set", "dtype=float32"], {},
                                "bfloat16 weights with dtype float32"),
+    "validation-under-fsdp": (["--set", "validation={suite: quick, limit: 3, every: 1}", "--set", FSDP], {},
+                              "recipe field 'validation': each process answers its share"),
+    "validation-under-zero3": (["--set", "validation={suite: quick, limit: 3, every: 1}", "--set",
+                                f"trl.deepspeed={EXAMPLES / 'zero3.json'}"], {}, "under deepspeed (recipe field"),
     "checkpointing-twice": (["--set", FSDP.replace("fsdp_version: 2}", "fsdp_version: 2, activation_checkpointing: true}")],
                             {}, "trl.fsdp_config.activation_checkpointing: recipe field 'gradient_checkpointing' decides it"),
 }
@@ -487,6 +491,19 @@ def test_what_cannot_be_honoured_is_refused_up_front_naming_the_field(tmp_path, 
     assert code != 0
     assert message in said, said
     assert not out.exists()  # refused before the run folder was written
+
+
+def test_after_a_refusal_the_fixed_recipe_trains_into_the_same_out(tmp_path, monkeypatch, bundled_model_dir):
+    # a refusal leaves nothing behind that the corrected launch would trip over (a half-made run folder, a recorded
+    # recipe it would now "differ" from): the same command without the refused field trains into the same --out
+    out = tmp_path / "run"
+    fixed = ["train", "sft", "--recipe", "tiny-sft", "--set", "steps=1", "--out", str(out)]
+    code, said = _abstain(monkeypatch, *fixed[:-2], "--set", "trl.use_liger_kernel=true", "--out", str(out))
+    assert code != 0 and "recipe field trl.use_liger_kernel" in said and not out.exists()
+    code, said = _abstain(monkeypatch, *fixed)
+    assert code == 0, said
+    assert (out / "final" / "abstain_train.json").exists()
+    assert "use_liger_kernel" not in json.dumps(json.loads((out / "config.json").read_text())["recipe"]["trl"])
 
 
 def test_resume_with_save_only_model_is_refused_and_keeps_the_checkpoints(tmp_path, monkeypatch):

@@ -417,6 +417,10 @@ def _refuse(policy: Policy, recipe: Recipe) -> None:
                         "fine-tune's reference is the model loaded again): train a LoRA adapter (the reference is the "
                         "base with it off), or beta: 0")
     sharding = policy.sharding
+    if getattr(recipe, "validation", None) is not None and sharding.shards_weights:
+        raise DataError(f"recipe field 'validation': each process answers its share of the items with the model it "
+                        f"holds, and under {sharding.kind} ({sharding.source}) it holds a shard: drop validation and "
+                        "evaluate the checkpoints with abstain eval (under DDP or ZeRO-1/2 validation runs)")
     if sharding.kind == "fsdp":
         version = policy.fsdp_config.get("version", 2)
         if str(version) != "2":

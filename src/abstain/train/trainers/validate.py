@@ -145,16 +145,16 @@ class ValidationCallback(TrainerCallback):
 
 
 def validation_callback(recipe: Any, run: Any, trainer: Any) -> ValidationCallback | None:
-    """Attach a recipe's ``validation:`` to ``trainer`` (None when the recipe has none). Refused under FSDP / ZeRO-3:
-    each process generates on its own share with the model it holds, which sharded weights are not."""
+    """Attach a recipe's ``validation:`` to ``trainer`` (None when the recipe has none). Under FSDP / ZeRO-3 it was
+    refused up front (:func:`~abstain.train.trainers.policy.resolve_policy`): each process generates on its own share
+    with the model it holds, which sharded weights are not."""
     spec = recipe.validation
     if spec is None:
         return None
     from abstain.train.data.build import load_validation_items
 
-    if run.policy is not None and run.policy.sharding.kind != "none":
-        raise ValueError("validation: each process answers its share with the model it holds, and under FSDP or "
-                         "ZeRO-3 it holds a shard: drop validation and evaluate the checkpoints with abstain eval")
+    # resolve_policy refused validation with sharded weights before anything was written (DDP, ZeRO-1/2 run it)
+    assert run.policy is None or not run.policy.sharding.shards_weights, "validation with sharded weights"
     items = load_validation_items(spec)
     callback = ValidationCallback(spec, items, spec.protocol or recipe.protocol, run.path)
     callback.trainer = trainer
