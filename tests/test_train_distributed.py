@@ -478,6 +478,8 @@ REFUSED = {
                               "recipe field 'validation': each process answers its share"),
     "validation-under-zero3": (["--set", "validation={suite: quick, limit: 3, every: 1}", "--set",
                                 f"trl.deepspeed={EXAMPLES / 'zero3.json'}"], {}, "under deepspeed (recipe field"),
+    "dynamic-sampling-accumulated": (["--set", "dynamic_sampling=true", "--set", "micro_batch_size=4"], {},
+                                     "dynamic_sampling=true drops groups from the generation batch"),
     "checkpointing-twice": (["--set", FSDP.replace("fsdp_version: 2}", "fsdp_version: 2, activation_checkpointing: true}")],
                             {}, "trl.fsdp_config.activation_checkpointing: recipe field 'gradient_checkpointing' decides it"),
 }

@@ -91,7 +91,7 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 if TYPE_CHECKING:  # pragma: no cover
     from abstain.train.trainers.rollout import VLLMRollout
 
-__all__ = ["AbstainGRPOConfig", "AbstainGRPOTrainer", "grpo_trainer", "loss_scale", "run_grpo"]
+__all__ = ["AbstainGRPOConfig", "AbstainGRPOTrainer", "grpo_args", "grpo_trainer", "loss_scale", "run_grpo"]
 
 log = logging.getLogger(__name__)
 
@@ -369,9 +369,24 @@ def run_grpo(recipe: GRPORecipe, out: str, resume: bool = False, progress: Progr
 
     ``judge_server``: (URL, key) of an LLM judge the recipe names (never recorded).
     """
-    run, checkpoint = start(recipe, out, resume, until)
+    # the TRL config is built once before the run folder is written: what it refuses leaves --out untouched
+    run, checkpoint = start(recipe, out, resume, until, check=lambda run: grpo_args(recipe, run))
     trainer = grpo_trainer(recipe, run, progress, judge_server)
     return finish(trainer, run, recipe, checkpoint)
+
+
+def grpo_args(recipe: GRPORecipe, run: TrainRun) -> AbstainGRPOConfig:
+    """The TRL config of ``recipe`` in ``run`` (its checks raise, naming what to change)."""
+    assert run.policy is not None, "grpo_args needs a run from start()"
+    return trl_config(
+        AbstainGRPOConfig, recipe, run,
+        advantage=recipe.advantage, tiar_lambda=recipe.tiar_lambda, coupled_decimals=recipe.coupled_decimals,
+        reward_protocol=recipe.protocol, num_generations=recipe.num_generations,
+        max_completion_length=recipe.max_completion_length, temperature=recipe.temperature, top_p=recipe.top_p,
+        beta=recipe.beta, loss_type=recipe.loss_type, scale_rewards=recipe.scale_rewards, rollout=recipe.rollout,
+        dynamic_sampling=dynamic_mode(recipe.dynamic_sampling), max_generation_batches=recipe.max_generation_batches,
+        rollout_dtype=run.policy.dtype,
+    )
 
 
 def grpo_trainer(recipe: GRPORecipe, run: TrainRun, progress: ProgressFn | None = None,
@@ -387,15 +402,7 @@ def grpo_trainer(recipe: GRPORecipe, run: TrainRun, progress: ProgressFn | None 
     reward = make_reward(recipe.reward, protocol=recipe.protocol, judge=recipe.judge_config(), **recipe.reward_config)
     if recipe.judge_config().uses_llm:
         reward.use_judge(recipe.judge_config().build(*judge_server))
-    args = trl_config(
-        AbstainGRPOConfig, recipe, run,
-        advantage=recipe.advantage, tiar_lambda=recipe.tiar_lambda, coupled_decimals=recipe.coupled_decimals,
-        reward_protocol=recipe.protocol, num_generations=recipe.num_generations,
-        max_completion_length=recipe.max_completion_length, temperature=recipe.temperature, top_p=recipe.top_p,
-        beta=recipe.beta, loss_type=recipe.loss_type, scale_rewards=recipe.scale_rewards, rollout=recipe.rollout,
-        dynamic_sampling=dynamic_mode(recipe.dynamic_sampling), max_generation_batches=recipe.max_generation_batches,
-        rollout_dtype=run.policy.dtype,
-    )
+    args = grpo_args(recipe, run)
     main_first(lambda: report_mix(reward, items, run.path / "reward_profile.json"))
     model, peft_config = run.policy.load()
     trainer = (trainer_class or AbstainGRPOTrainer)(

@@ -295,12 +295,14 @@ def _plain(value: Any) -> Any:
 
 
 def start(recipe: Recipe, out: str, resume: bool, until: int | None = None,
-          rows: Callable[[], list[dict[str, Any]]] | None = None) -> tuple[TrainRun, str | None]:
+          rows: Callable[[], list[dict[str, Any]]] | None = None,
+          check: Callable[[TrainRun], object] | None = None) -> tuple[TrainRun, str | None]:
     """Threads and quiet libraries, the run folder prepared (or checked), and the checkpoint to resume from.
 
     ``until``: stop after that optimizer step with a checkpoint (a part of a long run; ``--resume`` continues it).
     ``rows`` (SFT, DPO): makes the training rows, which are measured against ``max_length`` (:meth:`TrainRun.fit`)
-    before anything is written; the run keeps those that fit in ``run.rows``.
+    before anything is written; the run keeps those that fit in ``run.rows``. ``check`` (GRPO: its TRL config built
+    once) runs once the processes have joined, before anything is written: what it raises leaves ``out`` untouched.
     """
     if until is not None and until < 1:
         raise ValueError(f"until must be a step >= 1, got {until}")
@@ -318,6 +320,8 @@ def start(recipe: Recipe, out: str, resume: bool, until: int | None = None,
     if rows is not None:  # a row TRL would cut fails here (the tokenizer only), before anything is written
         run.fit(recipe, rows())
     join_processes(recipe)
+    if check is not None:
+        check(run)
     checkpoint = run.prepare(recipe, resume)
     return run, checkpoint
 
