@@ -127,17 +127,17 @@ def grpo_recipe_step(args: argparse.Namespace) -> dict[str, Any]:
     out = Path(args.out)
     folder = model_folder("7b", out, args.dry_run)
     generations, micro, tokens = (2, 2, 8) if args.dry_run else (8, 8, 1024)
+    accumulated = 2
     recipe = load_recipe(str(RECIPE_7B), [
         f"model=random:{folder}", f"num_generations={generations}", f"micro_batch_size={micro}",
-        f"batch_size={2 * micro}", f"max_completion_length={tokens}", "data.synth.n=8", "steps=2", "save_steps=1000",
-        "trl.use_vllm=false", "name=scale-grpo-7b-recipe"])
-    share = load_recipe(str(RECIPE_7B)).trl.get("vllm_gpu_memory_utilization")
+        f"batch_size={accumulated * micro}", f"max_completion_length={tokens}", "data.synth.n=8", "steps=2",
+        "save_steps=1000", "trl.use_vllm=false", "name=scale-grpo-7b-recipe"])
     result = _train(recipe, out / "scale-grpo-7b-recipe", lambda r, run, p: grpo_trainer(r, run, progress=p))
     lengths = [row.get("completions/mean_length") for row in result["metrics"]]
-    result["completion_tokens_per_step"] = [None if n is None else n * 2 * micro for n in lengths]
+    result["completion_tokens_per_step"] = [None if n is None else n * accumulated * micro for n in lengths]
     result["shape"] = {"lora_r": recipe.lora.r if recipe.lora else None, "generations": generations,
-                       "micro_batch_size": micro, "accumulated": 2, "max_completion_length": tokens}
-    result["vllm_share"] = share
+                       "micro_batch_size": micro, "accumulated": accumulated, "max_completion_length": tokens}
+    result["vllm_share"] = recipe.trl.get("vllm_gpu_memory_utilization")  # the recipe's own (use_vllm is off here)
     return result
 
 

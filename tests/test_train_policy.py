@@ -140,6 +140,21 @@ def test_an_update_of_1e6_survives_mixed_precision_as_in_float32_and_is_lost_in_
     assert arms["mixed"]["largest"] < 3e-6 and arms["float32"]["largest"] < 3e-6  # a step of ~lr, nothing else
 
 
+def test_the_shipped_7b_recipe_resolves_to_bfloat16_lora_with_checkpointing_on_a_gpu():
+    recipe = load_recipe(Path(__file__).resolve().parents[1] / "examples" / "sharded" / "grpo-7b.yaml")
+    policy = resolve_policy(recipe, cuda=True)
+    assert (policy.dtype, policy.gradient_checkpointing, policy.is_lora) == ("bfloat16", True, True)
+    assert policy.trl_fields()["model_init_kwargs"] == {"dtype": "bfloat16", "attn_implementation": "sdpa"}
+
+
+def test_a_recipe_on_a_cpu_resolves_auto_to_float32_without_checkpointing():
+    policy = resolve_policy(load_recipe("tiny-grpo"), cuda=False)
+    assert (policy.dtype, policy.gradient_checkpointing) == ("float32", False)
+    assert policy.trl_fields()["model_init_kwargs"] == {"dtype": "float32"}  # what TRL loads the path with
+    continued = resolve_policy(load_recipe("tiny-grpo", ["lora=null", f"adapter={SHIPPED_ADAPTER}"]), cuda=False)
+    assert continued.loads_itself and continued.trl_fields()["model_init_kwargs"] is None  # abstain loads it
+
+
 def test_vllm_rollouts_on_a_gpu_are_refused_when_the_policy_resolves_before_anything_is_written():
     from abstain.schema import DataError
 

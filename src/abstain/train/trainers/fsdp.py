@@ -1,7 +1,6 @@
 """What abstain adds to accelerate's FSDP2: sharding on CPUs, and a ``final/`` save that FSDP's wrappers do not empty.
 
-**On CPUs.** 
-accelerate (1.16) turns FSDP on only for accelerator devices (``AcceleratorState``: MULTI_GPU, MULTI_XPU, ...):
+**On CPUs.** accelerate (1.16) turns FSDP on only for accelerator devices (``AcceleratorState``: MULTI_GPU, MULTI_XPU, ...):
 on CPUs over gloo the same launch, from a recipe's ``trl.fsdp`` or from ``accelerate launch --config_file
 fsdp2.yaml``, becomes MULTI_CPU, every process holds the whole model, the Trainer's checkpoints are unsharded, and
 nothing says so. torch's FSDP2 (``fully_shard``) runs on gloo, so abstain turns accelerate's FSDP on there
@@ -24,14 +23,11 @@ Example:
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 __all__ = ["check_sharded", "drop_tied_copies", "enable_fsdp_on_cpus", "without_checkpoint_wrappers"]
-
-log = logging.getLogger(__name__)
 
 _PATCHED = "_abstain_fsdp_on_cpus"
 
