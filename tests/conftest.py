@@ -111,3 +111,35 @@ def bundled_backend(bundled_model_dir):
     backend = make_backend("bundled")
     yield backend
     backend.close()
+
+
+# ---- a small model of the bundled one's kind (training mechanics) --------------------------------
+#: the bundled SmolLM2's architecture (Llama, tied embeddings, its tokenizer and chat template) shrunk to 2 layers:
+#: what sharding, resuming, checkpointing and precision tests check needs no trained weights, and a step of this
+#: model costs a fraction of the 135M one's (its checkpoints ~25 MB instead of ~1.6 GB with the optimizer state)
+SMALL = {"num_hidden_layers": 2, "hidden_size": 128, "intermediate_size": 256, "num_attention_heads": 2,
+         "num_key_value_heads": 1, "head_dim": 64}
+
+
+@pytest.fixture(scope="session")
+def small_model_dir(tmp_path_factory, bundled_model_dir) -> Path:
+    """The bundled model's config shrunk by ``SMALL``, random weights (seeded), saved with the bundled tokenizer.
+
+    A recipe takes it as ``model: <dir>`` (``--set model=<dir>``). Tests of what a trained model says keep the
+    bundled model; tests of how training runs (processes, checkpoints, dtypes) use this one.
+    """
+    import shutil
+
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    out = tmp_path_factory.mktemp("small-model")
+    config = AutoConfig.from_pretrained(bundled_model_dir)
+    for key, value in SMALL.items():
+        setattr(config, key, value)
+    torch.manual_seed(0)
+    AutoModelForCausalLM.from_config(config).save_pretrained(out)
+    for name in ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja", "generation_config.json"):
+        if (bundled_model_dir / name).exists():
+            shutil.copy(bundled_model_dir / name, out / name)
+    return out

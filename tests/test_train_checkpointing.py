@@ -12,6 +12,7 @@ so every group has a learning signal.
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pytest
 import torch
@@ -79,11 +80,12 @@ def _crafted_grpo(items):
     return Crafted
 
 
-def _one_step(kind: str, lora: bool, tmp_path) -> dict:
+def _one_step(kind: str, lora: bool, tmp_path, model: Path) -> dict:
     from abstain.train.data.build import load_items
     from abstain.train.trainers.runner import start
 
-    sets = ["steps=1", "save_steps=100", "gradient_checkpointing=true", "max_grad_norm=1.0e9", "data.synth.n=4"]
+    sets = ["steps=1", "save_steps=100", "gradient_checkpointing=true", "max_grad_norm=1.0e9", "data.synth.n=4",
+            f"model={model}"]
     sets += [] if lora else ["lora=null"]
     sets += ["max_length=160", "batch_size=2"] if kind == "sft" else ["max_completion_length=8", "batch_size=4"]
     recipe = load_recipe(f"tiny-{kind}", sets)
@@ -104,8 +106,8 @@ def _one_step(kind: str, lora: bool, tmp_path) -> dict:
 
 @pytest.mark.parametrize(("kind", "lora"), [("sft", True), ("sft", False), ("grpo", True)],
                          ids=["sft-lora", "sft-full", "grpo-lora"])
-def test_gradient_checkpointing_gives_the_loss_and_gradients_of_a_plain_step(kind, lora, tmp_path):
-    result = _one_step(kind, lora, tmp_path)
+def test_gradient_checkpointing_gives_the_loss_and_gradients_of_a_plain_step(kind, lora, tmp_path, small_model_dir):
+    result = _one_step(kind, lora, tmp_path, small_model_dir)
     assert result["checkpointing_was_on"]
     assert math.isclose(result["loss_checkpointed"], result["loss_plain"], rel_tol=1e-5, abs_tol=1e-6)
     ours, plain = result["grads_checkpointed"], result["grads_plain"]

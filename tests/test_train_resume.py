@@ -50,15 +50,16 @@ def _tensors(folder):
     return {name: load_file(str(folder / name)) for name in ("model.safetensors", "adapter/adapter_model.safetensors")}
 
 
-def test_killed_while_writing_a_checkpoint_resumes_to_identical_weights(tmp_path, bundled_model_dir):
+def test_killed_while_writing_a_checkpoint_resumes_to_identical_weights(tmp_path, small_model_dir):
+    args = [*ARGS, "--set", f"model={small_model_dir}"]  # the small model of the bundled one's kind: the path, not it
     runner = CliRunner()
     reference = tmp_path / "reference"
-    r = runner.invoke(app, [*ARGS, "--out", str(reference)])
+    r = runner.invoke(app, [*args, "--out", str(reference)])
     assert r.exit_code == 0, r.output
 
     out = tmp_path / "killed"
     env = {**os.environ, "ABSTAIN_NO_PROGRESS": "1"}
-    proc = subprocess.run([sys.executable, "-c", KILL_MID_CHECKPOINT, *ARGS, "--out", str(out)], env=env,
+    proc = subprocess.run([sys.executable, "-c", KILL_MID_CHECKPOINT, *args, "--out", str(out)], env=env,
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == -signal.SIGKILL, proc.stderr[-3000:]
     run = TrainRun(out)
@@ -69,9 +70,9 @@ def test_killed_while_writing_a_checkpoint_resumes_to_identical_weights(tmp_path
     with (out / "metrics.jsonl").open("a", encoding="utf-8") as log:
         log.write('{"step": 2, "loss": 0.')  # a kill mid-write of the log
 
-    r = runner.invoke(app, [*ARGS, "--out", str(out)])
+    r = runner.invoke(app, [*args, "--out", str(out)])
     assert r.exit_code == 2 and "--resume" in r.output  # never silently restarted over a checkpoint
-    r = runner.invoke(app, [*ARGS, "--out", str(out), "--resume"])
+    r = runner.invoke(app, [*args, "--out", str(out), "--resume"])
     assert r.exit_code == 0, r.output
 
     got, want = _tensors(out / "final"), _tensors(reference / "final")
@@ -84,10 +85,10 @@ def test_killed_while_writing_a_checkpoint_resumes_to_identical_weights(tmp_path
 
     # trained in parts: --until 1 stops with checkpoint-1 and no final/, --resume finishes to the same weights
     parts = tmp_path / "parts"
-    r = runner.invoke(app, [*ARGS, "--set", "save_steps=5", "--out", str(parts), "--until", "1"])
+    r = runner.invoke(app, [*args, "--set", "save_steps=5", "--out", str(parts), "--until", "1"])
     assert r.exit_code == 0 and "stopped after step 1" in r.output, r.output
     assert [p.name for p in TrainRun(parts).checkpoint_folders()] == ["checkpoint-1"] and not (parts / "final").exists()
-    r = runner.invoke(app, [*ARGS, "--set", "save_steps=5", "--out", str(parts), "--resume"])
+    r = runner.invoke(app, [*args, "--set", "save_steps=5", "--out", str(parts), "--resume"])
     assert r.exit_code == 0, r.output
     got = _tensors(parts / "final")
     for name in want:

@@ -60,12 +60,14 @@ def test_probe_then_dpo_pairs_then_a_dpo_step(tmp_path, bundled_model_dir):
     assert (tmp_path / "dpo" / "final" / "adapter" / "adapter_config.json").exists()
 
 
-def test_a_pipeline_trains_one_adapter_through_sft_then_grpo(tmp_path, bundled_model_dir):
+def test_a_pipeline_trains_one_adapter_through_sft_then_grpo(tmp_path, small_model_dir):
     pipeline = tmp_path / "p.yaml"
+    model = f"model={small_model_dir}"  # the small model of the bundled one's kind: the stages' plumbing is the test
     pipeline.write_text(
         "kind: pipeline\nname: tiny\nstages:\n"
-        "  - {name: sft, recipe: tiny-sft, set: ['lora={r: 4, alpha: 8}', 'steps=1', 'save_steps=1']}\n"
-        "  - {name: grpo, recipe: tiny-grpo, set: ['adapter={out}/sft', 'lora=null', 'steps=1', 'max_completion_length=8']}\n")
+        f"  - {{name: sft, recipe: tiny-sft, set: ['lora={{r: 4, alpha: 8}}', 'steps=1', 'save_steps=1', '{model}']}}\n"
+        f"  - {{name: grpo, recipe: tiny-grpo, set: ['adapter={{out}}/sft', 'lora=null', 'steps=1', "
+        f"'max_completion_length=8', '{model}']}}\n")
     out = tmp_path / "run"
     r = CliRunner().invoke(app, ["train", "pipeline", "--recipe", str(pipeline), "--out", str(out)])
     assert r.exit_code == 0, r.output
@@ -123,7 +125,7 @@ def test_the_shipped_cpu_demo_pipeline_runs_end_to_end_at_a_tiny_size(tmp_path, 
     assert any("abstain/dropped_groups" in m for m in metrics)
 
 
-def test_validation_while_training_keeps_the_best_checkpoint_and_final_holds_it(tmp_path, bundled_model_dir):
+def test_validation_while_training_keeps_the_best_checkpoint_and_final_holds_it(tmp_path, small_model_dir):
     from safetensors.torch import load_file
 
     out = tmp_path / "sft"
@@ -131,6 +133,7 @@ def test_validation_while_training_keeps_the_best_checkpoint_and_final_holds_it(
     # tokens, so the first validation stays the best, and final/ must hold step 1's adapter, not step 2's
     # and tiny-sft's 8 rows (150-267 tokens) at max_length 240 with truncation: drop: the 2 longer rows left out, counted
     r = CliRunner().invoke(app, ["train", "sft", "--recipe", "tiny-sft", "--out", str(out), "--set", "batch_size=2",
+                                 "--set", f"model={small_model_dir}",
                                  "--set", "learning_rate=1e-3", "--set", "validation={suite: quick, limit: 2, every: 1, "
                                                                          "max_new_tokens: 4, metric: r1.u_ref, final: best}",
                                  "--set", "max_length=240", "--set", "truncation=drop"])
