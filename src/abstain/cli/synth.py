@@ -1,5 +1,5 @@
-"""``abstain synth``: certified missing-premise pairs, hard variants, the LLM rewrite pipeline and the
-held-out benchmark, written as interchange JSONL (atomically, with a progress bar)."""
+"""``abstain synth``: certified missing-premise pairs, hard variants, the arithmetic ladder, the LLM rewrite pipeline
+and the held-out benchmark, written as interchange JSONL (atomically, with a progress bar)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from abstain.schema import Item, write_jsonl
 
 __all__ = ["register"]
 
-KINDS = ("missing-premise", "hard", "llm-rewrite", "heldout")
+KINDS = ("missing-premise", "hard", "ladder", "llm-rewrite", "heldout")
 
 
 def _split(values: Sequence[str] | None) -> tuple[str, ...] | None:
@@ -31,9 +31,10 @@ def _counted(rows: Iterable[Item], advance) -> Iterator[Item]:  # type: ignore[n
 def register(app: typer.Typer) -> None:
     @app.command()
     def synth(
-        kind: str = typer.Option(..., help="missing-premise | hard | llm-rewrite | heldout"),
+        kind: str = typer.Option(..., help="missing-premise | hard | ladder | llm-rewrite | heldout"),
         out: Path = typer.Option(..., "--out", "-o", help="Where to write the items (JSONL)."),
-        n: int | None = typer.Option(None, help="Rows to write (llm-rewrite: source problems to rewrite)."),
+        n: int | None = typer.Option(None, help="Rows to write (llm-rewrite: source problems to rewrite; ladder: "
+                                                "answerable items per rung, each with its twin)."),
         seed: int = typer.Option(0, help="Same seed -> byte-identical output."),
         unanswerable_ratio: float | None = typer.Option(
             None, help="Training mix: one row per problem, this share as twins (the papers use 0.3). "
@@ -50,6 +51,10 @@ def register(app: typer.Typer) -> None:
         max_new_tokens: int = typer.Option(384, help="llm-rewrite: generation budget per stage."),
         temperature: float = typer.Option(0.7, help="llm-rewrite: sampling temperature of the rewriting stages."),
         batch_size: int = typer.Option(8, help="llm-rewrite: prompts per generate call."),
+        split: str = typer.Option("train", help="ladder: train | validation | test (disjoint questions, shared "
+                                                  "templates) | transfer (templates never in the others)."),
+        rungs: list[str] | None = typer.Option(None, help="ladder: rungs to draw (repeat or comma-separate; default "
+                                                         "all, easiest first)."),
         cue_match: bool = typer.Option(
             False, "--cue-match", help="missing-premise: each twin states as many numbers and vague words as its "
                                        "original and is as long (+-10%): one filler sentence on both sides."),
@@ -59,6 +64,8 @@ def register(app: typer.Typer) -> None:
             if kind not in KINDS:
                 raise fail(f"--kind must be one of {', '.join(KINDS)} (got {kind!r})")
             theme_list, operator_list = _split(themes), _split(perturbations)
+            if kind != "ladder" and (split != "train" or rungs):
+                raise fail("--split and --rungs apply to --kind ladder")
             if kind == "heldout":
                 _heldout(out, n, seed, unanswerable_ratio, theme_list)
                 return
@@ -72,6 +79,11 @@ def register(app: typer.Typer) -> None:
                 if unanswerable_ratio is not None or operator_list:
                     raise fail("--unanswerable-ratio and --perturbations do not apply to --kind hard")
                 _hard(out, n, seed, theme_list)
+                return
+            if kind == "ladder":
+                if unanswerable_ratio is not None or operator_list or theme_list:
+                    raise fail("--unanswerable-ratio, --perturbations and --themes do not apply to --kind ladder")
+                _ladder(out, n, seed, split, _split(rungs))
                 return
             if cue_match and kind != "missing-premise":
                 raise fail("--cue-match applies to --kind missing-premise")
@@ -99,6 +111,15 @@ def _hard(out: Path, n: int, seed: int, themes: tuple[str, ...] | None) -> None:
     with progress_bar("synthesising hard variants", n) as advance:
         written = write_jsonl(out, _counted(generate_hard(cfg), advance))
     console.print(f"wrote {written} certified hard items -> {out}")
+
+
+def _ladder(out: Path, n: int, seed: int, split: str, rungs: tuple[str, ...] | None) -> None:
+    from abstain.synth.ladder import LadderConfig, generate_ladder
+
+    cfg = LadderConfig(n_per_rung=n, seed=seed, split=split, **({"rungs": rungs} if rungs else {}))
+    with progress_bar(f"synthesising the ladder ({split})", 2 * n * len(cfg.rungs)) as advance:
+        written = write_jsonl(out, _counted(generate_ladder(cfg), advance))
+    console.print(f"wrote {written} ladder rows ({split}, {len(cfg.rungs)} rungs, answerable + twin) -> {out}")
 
 
 def _heldout(out: Path, n: int | None, seed: int, ratio: float | None, themes: tuple[str, ...] | None) -> None:
