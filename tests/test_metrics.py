@@ -125,7 +125,8 @@ def test_every_value_has_a_ci_inside_the_valid_range(metrics):
         if value is None:
             assert ci is None
             continue
-        low, high = (-1, 1) if key.endswith(("behavior_reward", "discrimination", "discrimination_within_count")) else (0, 1)
+        signed = ("behavior_reward", "discrimination", "discrimination_within_count", "truthfulness")
+        low, high = (-1, 1) if key.endswith(signed) else (0, 1)
         assert low - FIX <= value <= high + FIX, key
         if ci is not None:
             assert low - FIX <= ci[0] <= ci[1] <= high + FIX, key

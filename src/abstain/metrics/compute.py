@@ -30,6 +30,7 @@ from abstain.metrics.ab import ab_accuracy, ab_metrics
 from abstain.metrics.counts import Counts, kept
 from abstain.metrics.macro import macro_metrics
 from abstain.metrics.r1 import r1_clarification_metrics, r1_metrics, r1_refusal_metrics
+from abstain.metrics.truth import truth_metrics
 from abstain.metrics.ua import du_discrimination_metrics, ua_metrics
 from abstain.metrics.within_count import WITHIN_COUNT_KEYS, cue_baselines, within_count
 from abstain.schema import JUDGED_FIELDS, ScoredRow, dataset_of
@@ -94,6 +95,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("aca", lambda c, cfg, clar: idk_metrics(c), ()),
     Family("ab", lambda c, cfg, clar: ab_metrics(c), ("behavior",)),
     Family("ab", lambda c, cfg, clar: ab_accuracy(c), ("correct",)),
+    Family("truth", lambda c, cfg, clar: truth_metrics(c), ("correct", "behavior")),
 )
 
 
