@@ -180,35 +180,58 @@ KILL_RANK1_MID_CHECKPOINT = textwrap.dedent("""
 """)
 
 
-def test_a_job_killed_mid_checkpoint_resumes_from_sharded_checkpoints_to_the_same_weights(sft_two, tmp_path,
-                                                                                           small_model_dir):
-    # the same full fine-tune under the shipped accelerate config (examples/sharded/fsdp2.yaml: FSDP2, activation
-    # checkpointing, SHARDED_STATE_DICT): the second process dies before its RNG state of checkpoint-2 is written
-    reference = sft_two[1]  # never killed: the recipe's FSDP, gathered checkpoints, no activation checkpointing
+#: how the killed job is launched, and what its checkpoint-1 holds: the shipped accelerate config (FSDP2, activation
+#: checkpointing, each process's shard); torchrun with the recipe's FSDP (transformers' FULL_STATE_DICT: gathered);
+#: torchrun without sharding (DDP: every process holds the whole model, the main one writes it)
+KILLED = {"launcher-fsdp-sharded": ("the launcher (ACCELERATE_USE_FSDP)", True),
+          "recipe-fsdp-gathered": ("recipe field trl.fsdp", False), "ddp": ("", False)}
+
+
+@pytest.mark.parametrize("launch", sorted(KILLED))
+def test_a_job_killed_mid_checkpoint_resumes_to_the_weights_of_the_job_never_killed(sft_two, tmp_path,
+                                                                                    small_model_dir, launch):
+    # the full fine-tune of sft_two (the recipe's FSDP, never killed): the second process dies before its RNG state
+    # of checkpoint-2 is written; --resume continues from checkpoint-1 (weights, optimizer state, both RNG states)
+    reference = sft_two[1]
+    source, checkpointing = KILLED[launch]
     script = tmp_path / "killed_abstain.py"
     script.write_text(KILL_RANK1_MID_CHECKPOINT)
     out = tmp_path / "run"
-    args = ["train", "sft", "--recipe", "tiny-sft", *SFT[:-2], "--set", f"model={small_model_dir}", "--out",
-            str(out)]  # the launcher's FSDP, not trl's
-    killed = accelerate_fsdp(*args, script=str(script))
+    sets = SFT[:-2] if launch != "recipe-fsdp-gathered" else SFT
+    args = ["train", "sft", "--recipe", "tiny-sft", *sets, "--set", f"model={small_model_dir}", "--out", str(out)]
+
+    def launch_job(*extra: str, script: str | None = None) -> subprocess.CompletedProcess:
+        if launch == "launcher-fsdp-sharded":
+            return accelerate_fsdp(*args, *extra, script=script)
+        return torchrun(*args, *extra, script=script or ABSTAIN)
+
+    killed = launch_job(script=str(script))
     assert killed.returncode != 0 and not (out / "final").exists()
     assert not (out / "checkpoints" / "checkpoint-2" / "rng_state_1.pth").exists()
     first = out / "checkpoints" / "checkpoint-1"
-    shards = sorted(p.name for p in (first / "pytorch_model_fsdp_0").iterdir())  # one shard of the weights a process
-    assert ".metadata" in shards and len([s for s in shards if s.endswith(".distcp")]) == 2, shards
-    assert not list(first.glob("*.safetensors")) and not list(first.glob("*.bin"))  # nothing gathered
+    names = {p.name for p in first.iterdir()}
+    if launch == "launcher-fsdp-sharded":  # one shard of the weights a process, nothing gathered
+        shards = sorted(p.name for p in (first / "pytorch_model_fsdp_0").iterdir())
+        assert ".metadata" in shards and len([s for s in shards if s.endswith(".distcp")]) == 2, shards
+        assert not list(first.glob("*.safetensors")) and not list(first.glob("*.bin"))
+    elif launch == "recipe-fsdp-gathered":
+        assert {"pytorch_model_fsdp.bin", "optimizer.bin"} <= names
+    else:  # DDP: the main process's whole model and optimizer, as on one process
+        assert {"model.safetensors", "optimizer.pt"} <= names and not any("fsdp" in n for n in names)
 
-    resumed = accelerate_fsdp(*args, "--resume")
+    resumed = launch_job("--resume")
     assert_one_writer(resumed, out, steps=2)
     output = resumed.stdout + resumed.stderr
     assert output.count("an incomplete checkpoint") <= 1  # said by the main process, if it got that far
     policy = json.loads((out / "config.json").read_text())["policy"]
-    assert policy["gradient_checkpointing"] is True and policy["sharding"]["source"] == "the launcher (ACCELERATE_USE_FSDP)"
-    # continued from checkpoint-1 (each process's shard of the weights and optimizer state, both RNG states): the
-    # weights of the run that was never killed, gathered whole into final/
+    assert policy["gradient_checkpointing"] is checkpointing
+    assert policy["sharding"]["source"] == source, policy["sharding"]
     ours, theirs = load_file(str(out / "final" / "model.safetensors")), load_file(str(reference / "final" / "model.safetensors"))
     assert ours.keys() == theirs.keys()
-    assert all(torch.equal(ours[k], theirs[k]) for k in ours)
+    if launch == "ddp":  # all-reduced gradients against FSDP's reduce-scatter: equal up to float rounding
+        assert max(float((ours[k] - theirs[k]).abs().max()) for k in ours) < 1e-6
+    else:
+        assert all(torch.equal(ours[k], theirs[k]) for k in ours)
 
 
 def _pairs(path: Path) -> None:
@@ -576,3 +599,16 @@ def test_a_pipeline_checks_every_stages_batch_before_the_first_trains(tmp_path, 
     assert code != 0
     assert "pipeline stage 'grpo': recipe field 'batch_size': 12 does not divide over 2 process(es) x micro_batch_size 4" in said, said
     assert not (out / "sft").exists()  # nothing trained
+
+
+def test_a_pipeline_builds_every_grpo_stages_config_before_the_first_stage_trains(tmp_path, monkeypatch):
+    # what TRL's config of a later GRPO stage refuses (dynamic sampling that drops groups, with accumulation) stops
+    # the pipeline before its first stage trains, naming the stage: not after the SFT stage's minutes of training
+    pipeline = tmp_path / "p.yaml"
+    pipeline.write_text("kind: pipeline\nstages:\n  - {name: sft, recipe: tiny-sft}\n"
+                        "  - {name: grpo, recipe: tiny-grpo, set: ['dynamic_sampling=true', 'micro_batch_size=4']}\n")
+    out = tmp_path / "run"
+    code, said = _abstain(monkeypatch, "train", "pipeline", "--recipe", str(pipeline), "--out", str(out))
+    assert code != 0
+    assert "pipeline stage 'grpo': recipe: AbstainGRPOConfig refused the settings: dynamic_sampling=true drops" in said, said
+    assert not (out / "sft").exists() and not (out / "grpo").exists()  # nothing trained, no stage folder written

@@ -26,7 +26,7 @@ from abstain.schema import DataError, write_json
 from abstain.train.trainers.distributed import World, barrier, main_first, recipe_split
 from abstain.train.trainers.policy import resolve_policy
 from abstain.train.trainers.tracking import check_report_to
-from abstain.train.recipe import TRACKING_FIELDS, PipelineRecipe, Recipe
+from abstain.train.recipe import TRACKING_FIELDS, GRPORecipe, PipelineRecipe, Recipe
 from abstain.train.trainers.runner import ProgressFn, TrainResult, TrainRun, join_processes, read_json_record
 
 __all__ = ["StageTrainer", "run_pipeline"]
@@ -63,6 +63,16 @@ def run_pipeline(pipeline: PipelineRecipe, out: str, train_stage: StageTrainer,
         except DataError as exc:
             raise DataError(f"pipeline stage {stage.name!r}: {exc}") from None
     join_processes(*(recipe for _, recipe in stages))
+    for stage, recipe in stages:  # a GRPO stage's TRL config, built once now: its refusals before any stage trains
+        if isinstance(recipe, GRPORecipe):
+            from abstain.train.trainers.grpo import grpo_args
+
+            run = TrainRun(folder / stage.name)  # nothing is written: the config only names its folder
+            run.policy, run.split = resolve_policy(recipe), recipe_split(recipe, world)
+            try:
+                grpo_args(recipe, run)
+            except (DataError, ValueError) as exc:
+                raise DataError(f"pipeline stage {stage.name!r}: {exc}") from None
     record: dict[str, Any] = {"pipeline": pipeline.model_dump(mode="json"), "stages": {}}
     if (folder / "pipeline.json").exists():  # a resumed pipeline keeps what the earlier sessions recorded
         record["stages"] = read_json_record(folder / "pipeline.json").get("stages", {})

