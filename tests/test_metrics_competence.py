@@ -85,3 +85,36 @@ def test_the_cis_resample_items_and_a_missing_p_hat_is_named():
         assert low <= first[key] <= high and low < high
     with pytest.raises(DataError, match=r"1 answerable item\(s\) have no probed p_hat, e.g. \['zz'\]"):
         competence_metrics([*rows, row("zz")], p_hat)
+
+
+def test_abstain_metrics_adds_the_competence_metrics_of_a_probe(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from abstain.cli import app
+    from abstain.probe_file import PROBE, ProbeRow
+    from abstain.schema import write_jsonl
+
+    p_hat = {"e": 0.9, "m": 0.5, "h": 0.1}
+    rows = [row("e"), row("m"), row("h", declined=True), row("t", "unanswerable", declined=True)]
+    write_jsonl(tmp_path / "scored.jsonl", rows)
+    (tmp_path / "probe").mkdir()
+    write_jsonl(tmp_path / "probe" / PROBE, [
+        ProbeRow(id=i, question=f"q{i}", answers=["1"], label="answerable", model="bundled", protocol="idk", k=10,
+                 n_judged=10, n_correct=round(p * 10), p_hat=p, ook=p == 0, samples=[]) for i, p in p_hat.items()])
+    done = CliRunner().invoke(app, ["metrics", "--input", str(tmp_path / "scored.jsonl"), "--probe",
+                                    str(tmp_path / "probe"), "--resamples", "50", "--json", str(tmp_path / "m.json")])
+    assert done.exit_code == 0, done.output
+    saved = json.loads((tmp_path / "m.json").read_text())
+    assert saved["competence.over_conservativeness"] == pytest.approx(0.1 / 1.5)
+    assert saved["competence.prudence"] == pytest.approx(0.9 / 1.5) and saved["competence.auroc_within"] == 1.0
+    assert saved["competence.n_items"] == 3 and "prudence" in done.output
+    del p_hat["h"]  # a probe of other items: named, nothing written
+    write_jsonl(tmp_path / "probe" / PROBE, [
+        ProbeRow(id=i, question=f"q{i}", answers=["1"], label="answerable", model="bundled", protocol="idk", k=10,
+                 n_judged=10, n_correct=round(p * 10), p_hat=p, ook=False, samples=[]) for i, p in p_hat.items()])
+    done = CliRunner().invoke(app, ["metrics", "--input", str(tmp_path / "scored.jsonl"), "--probe",
+                                    str(tmp_path / "probe"), "--json", str(tmp_path / "m2.json")])
+    assert done.exit_code != 0 and "no probed p_hat, e.g. ['h']" in " ".join(done.output.split())
+    assert not (tmp_path / "m2.json").exists()

@@ -50,6 +50,9 @@ def register(app: typer.Typer) -> None:
         protocol: str | None = typer.Option(None, help="Only rows of this protocol."),
         resamples: int = typer.Option(1000, help="Bootstrap resamples (0: no CIs)."),
         seed: int = typer.Option(0, help="Bootstrap seed."),
+        probe: Path | None = typer.Option(
+            None, help="A probe of the base model on the same items (abstain probe): adds competence.* — "
+                       "over-conservativeness, prudence and the within-category AUROC of declining against its p̂."),
     ) -> None:
         """Compute UA-Bench, Abstain-R1, ACA and AbstentionBench metrics of scored rows (and conf.* where the rows
         carry confidence estimates)."""
@@ -65,6 +68,22 @@ def register(app: typer.Typer) -> None:
             result = compute_metrics(rows, MetricsConfig(resamples=resamples, seed=seed))
             for name in estimators_of(rows):  # rows of `abstain eval --confidence`: conf.<estimator>.*
                 result.update(confidence_metrics(rows, name, estimator_of(name).probability, resamples, seed))
+            if probe is not None:
+                from abstain.metrics.competence import COMPETENCE_KEYS, competence_metrics
+                from abstain.probe_file import read_probe
+
+                p_hat = {r.id: r.p_hat for r in read_probe(probe) if r.p_hat is not None}
+                found = competence_metrics(rows, p_hat, resamples=resamples, seed=seed)
+                result.update({f"competence.{key}": value for key, value in found.items()})
         if json_out is not None:
             write_json(json_out, result)
         out_console.print(headline_table(result, title=f"metrics of {input}"))
+        if probe is not None:
+            table = Table(title=f"against the probed p̂ of {probe}")
+            for column in ("metric", "value", "95% CI"):
+                table.add_column(column, justify="left" if column == "metric" else "right")
+            for key in COMPETENCE_KEYS:
+                value, ci = result[f"competence.{key}"], result[f"competence.{key}_ci"]
+                table.add_row(key, "—" if value is None else f"{value:.3f}",
+                              "—" if not ci else f"[{ci[0]:.3f}, {ci[1]:.3f}]")
+            out_console.print(table)
