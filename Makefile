@@ -164,11 +164,11 @@ demo: $(VLLM)
 # start and one test hit its 300 s timeout (CI, stop 54); alone the veRL suite takes ~2-3 min. Either failing fails
 # the target.
 # Every run ends with where the time went: pytest's 25 slowest tests (--durations) and the phases (build/test-phases).
-# The main suite in one process by default (TEST_JOBS=0). TEST_JOBS=N runs it on N pytest-xdist workers, a test module
-# at a time each, the long modules first (tests/conftest.py): on 2 cores 0.74-0.78x the time, but two workers held
-# 21.8-23.9 GB of this machine's 24 GiB (a worker's in-process training modules grow it to ~12 GB) and one fresh
-# clone's run was OOM-killed: not the default until the in-process modules hold less (docs/development.md).
-TEST_JOBS ?= 0
+# The main suite on two pytest-xdist workers by default (TEST_JOBS=2; TEST_JOBS=0: one process), a test module at a
+# time each, the long modules first (tests/conftest.py). The training-mechanics tests run on a small model of the
+# bundled one's kind (tests/conftest.py small_model_dir), so two workers peak at ~16 GB of this machine's 24 GiB
+# (with the 135M model in them they held 22-24 GB and one run was OOM-killed: docs/development.md).
+TEST_JOBS ?= 2
 TEST_WORKERS := $(if $(filter 0,$(TEST_JOBS)),,-n $(TEST_JOBS) --dist loadscope --no-loadscope-reorder)
 test:
 	mkdir -p build && echo "$$(date +%s)" > build/.test-start

@@ -30,7 +30,7 @@ def benchmarks_dir() -> Path:
     return BENCHMARKS
 
 
-# ---- scheduling (pytest-xdist: `TEST_JOBS=2 make test` runs 2 workers, --dist loadscope) -----------------------
+# ---- scheduling (pytest-xdist: `make test` runs 2 workers, --dist loadscope) ------------------------------------
 # Each module is one unit of work: its module-scoped fixtures (a vLLM engine, a training run several tests inspect)
 # are built once, on one worker, and a module's multi-process tests never run beside each other (two at once would
 # hold ~20 GiB and fight for the same 2 cores). The long modules go first (the longest-processing-time-first rule:
@@ -38,10 +38,10 @@ def benchmarks_dir() -> Path:
 # (--dist loadgroup would group finer, but pytest-xdist 3.8 names a group by rewriting the test's node id, which
 # pytest 9.2 no longer lets a plugin do: its groups are silently ignored.) Without xdist only the order changes.
 # ABSTAIN_TEST_ORDER=random:SEED shuffles the modules and the tests within each (tests must not depend on order).
-LONG_FIRST = (  # the longest modules on 2 cores (docs/development.md#where-the-time-goes), longest first
-    "test_train_distributed", "test_vllm", "test_train_sft_dpo", "test_train_grpo", "test_eval_bundled", "test_harness",
-    "test_harness_generation", "test_train_resume", "test_gpu_check", "test_train_policy", "test_abstentionbench",
-    "test_confidence_eval", "test_imports", "test_readme", "test_train_checkpointing", "test_backends_bundled",
+LONG_FIRST = (  # the longest modules on 2 workers (docs/development.md#where-the-time-goes), longest first
+    "test_train_distributed", "test_vllm", "test_gpu_check", "test_train_sft_dpo", "test_eval_bundled", "test_harness",
+    "test_train_grpo", "test_harness_generation", "test_abstentionbench", "test_train_policy", "test_confidence_eval",
+    "test_readme", "test_imports", "test_train_resume", "test_harness_tasks", "test_backends_bundled",
 )
 
 
