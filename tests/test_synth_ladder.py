@@ -88,3 +88,22 @@ def test_the_cli_writes_a_split_and_names_what_does_not_apply(tmp_path):
         assert not (tmp_path / "x").exists()
     done = CliRunner().invoke(app, ["synth", "--kind", "hard", "--n", "2", "--split", "test", "--out", str(tmp_path / "h")])
     assert done.exit_code != 0 and "--split and --rungs apply to --kind ladder" in done.output
+
+
+def test_sft_targets_of_ladder_items_show_their_one_line_of_work(tmp_path):
+    items = tmp_path / "ladder.jsonl"
+    from abstain.schema import write_jsonl
+
+    write_jsonl(items, _rows("train", n=2))
+    out = tmp_path / "rows.jsonl"
+    done = CliRunner().invoke(app, ["sft-data", "--data", str(items), "--protocol", "idk", "--no-graph", "plain",
+                                    "--no-tokens", "--out", str(out)])
+    assert done.exit_code == 0, done.output
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    for row in rows:  # every target was confirmed by the scorer before it was written
+        text = row["completion"][0]["content"]
+        if row["label"] == "answerable":
+            assert text.endswith(f"\\boxed{{{row['answers'][0]}}}") and f" = {row['answers'][0]}." in text, text
+        else:
+            assert text.endswith("\\boxed{I don't know.}")
+    assert any("×" in r["completion"][0]["content"] for r in rows)  # products written as a reader writes them

@@ -280,11 +280,15 @@ def _wrap(protocol: str, thinking: list[str], decision: str, answer_extra: str =
 
 
 def _plain(item: Item, protocol: str) -> Target:
-    """A target without a trace (items without a graph)."""
+    """A target without a trace (items without a graph); an item whose ``meta.expression`` states its computation (the
+    arithmetic ladder's, ``7 * 6``) gets that one line of work: ``7 × 6 = 42.``"""
     if item.label == "answerable":
         if not item.answers:
             raise ValueError("answerable, but it has no reference answer")
-        return Target(_wrap(protocol, ["The question gives what is needed."], _box(item.answers[0])), "answer", _ANSWER)
+        expression = item.meta.get("expression")
+        work = f"{expression.replace('*', '×')} = {item.answers[0]}." if isinstance(expression, str) else None
+        return Target(_wrap(protocol, [work or "The question gives what is needed."], _box(item.answers[0])), "answer",
+                      _ANSWER)
     reason = (item.gap or "The question leaves out information a unique answer needs.").strip()
     lines = [reason, f"{MISSING}, so the question cannot be answered."]
     if protocol == "attribution":
