@@ -118,3 +118,43 @@ def test_abstain_metrics_adds_the_competence_metrics_of_a_probe(tmp_path):
                                     str(tmp_path / "probe"), "--json", str(tmp_path / "m2.json")])
     assert done.exit_code != 0 and "no probed p_hat, e.g. ['h']" in " ".join(done.output.split())
     assert not (tmp_path / "m2.json").exists()
+
+
+def _probe_of(folder, items, p_hats):
+    from abstain.probe_file import PROBE, ProbeRow
+    from abstain.schema import write_jsonl
+
+    folder.mkdir(exist_ok=True)
+    write_jsonl(folder / PROBE, [
+        ProbeRow(**item.model_dump(), model="bundled", protocol="idk", k=4, n_judged=4, n_correct=round(p * 4),
+                 p_hat=p, ook=p == 0, samples=[]) for item, p in zip(items, p_hats, strict=True)])
+
+
+@pytest.mark.slow
+def test_abstain_eval_with_a_probe_reports_the_competence_metrics_and_refuses_one_that_misses_an_item(tmp_path):
+    import json
+
+    from typer.testing import CliRunner
+
+    from abstain.cli import app
+    from abstain.schema import write_jsonl
+    from abstain.synth.ladder import LadderConfig, generate_ladder
+
+    items = list(generate_ladder(LadderConfig(n_per_rung=2, seed=1, split="test", rungs=("add1-bare", "mul3-bare"))))
+    write_jsonl(tmp_path / "items.jsonl", items)
+    answerable = [i for i in items if i.label == "answerable"]
+    _probe_of(tmp_path / "partial", answerable[:-1], [0.5] * 3)
+    args = ["eval", "--model", "bundled", "--data", str(tmp_path / "items.jsonl"), "--protocol", "idk",
+            "--max-tokens", "8", "--resamples", "20"]
+    done = CliRunner().invoke(app, [*args, "--probe", str(tmp_path / "partial"), "--out", str(tmp_path / "refused")])
+    assert done.exit_code != 0 and "1 answerable item(s) have no probed p_hat" in " ".join(done.output.split())
+    assert not (tmp_path / "refused").exists()  # said before the run folder was written or a model loaded
+    _probe_of(tmp_path / "probe", answerable, [1.0, 0.75, 0.0, 0.25])
+    done = CliRunner().invoke(app, [*args, "--probe", str(tmp_path / "probe"), "--out", str(tmp_path / "run")])
+    assert done.exit_code == 0, done.output
+    metrics = json.loads((tmp_path / "run" / "metrics.json").read_text())["protocols"]["idk"]
+    assert metrics["competence.n_items"] == 4 and metrics["competence.n_rows"] == 4
+    assert {"competence.over_conservativeness", "competence.prudence", "competence.auroc_within",
+            "truth.truthfulness"} <= set(metrics)
+    record = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert record["probe"] == str(tmp_path / "probe") and "--probe" in record["command"]

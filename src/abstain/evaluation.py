@@ -107,6 +107,8 @@ class EvalConfig:
     confidence: tuple[str, ...] = field(default=(), metadata={
         "help": "confidence estimators stored per response (abstain.confidence): logprob, entropy, answer_prob, "
                 "consistency:K, p_true"})
+    probe: str | None = field(default=None, metadata={
+        "help": "a probe of the base model on the same items (abstain probe): competence.* metrics against its p̂"})
 
     def __post_init__(self) -> None:
         if (self.suite is None) == (self.data is None):
@@ -150,6 +152,8 @@ class EvalConfig:
                 parts.append(f"--{name.replace('_', '-')} {'URL' if name.endswith('url') else value}")
         if self.confidence:
             parts.append(f"--confidence {','.join(self.confidence)}")
+        if self.probe:
+            parts.append(f"--probe {self.probe}")
         parts += judge_command_flags(self.judge)
         return " ".join(parts)
 
@@ -160,6 +164,8 @@ class EvalConfig:
         fields["confidence"] = list(self.confidence)
         if not self.confidence:  # a run without estimators records what runs before them recorded
             del fields["confidence"]
+        if self.probe is None:  # likewise a run without a probe
+            del fields["probe"]
         fields["judge"] = self.judge.record()
         # server URLs can embed tokens or private hosts, and a server may move between a crash and the
         # rerun: they are neither recorded nor compared (the model names are)
@@ -353,6 +359,10 @@ def evaluate(
     prepared = time.time()
     prompts = eval_prompts(config)
     record = prompts.record
+    if config.probe is not None:  # every answerable item needs the base model's p̂: said before anything is generated
+        from abstain.metrics.competence import probed_p_hat
+
+        probed_p_hat(config.probe, [item for _, item in prompts.work])
     run = RunDir(out)
     run.prepare(record, ignore=[f"judge.{name}" for name in RUNTIME_FIELDS])  # before any model is loaded
 

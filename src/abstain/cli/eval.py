@@ -178,6 +178,9 @@ def register(app: typer.Typer) -> None:
         backend_option: list[str] = typer.Option(
             [], "--backend-option", help="key=value for the backend, not recorded (how fast, not what): e.g. "
                                          "eager=true or kv_cache_gib=2 (vllm), num_threads=4 (hf); repeatable."),
+        probe: Path | None = typer.Option(
+            None, help="A probe of the base model on the same items (abstain probe): adds competence.* — "
+                       "over-conservativeness, prudence and the within-category AUROC of declining against its p̂."),
     ) -> None:
         """Evaluate a model: generate, score, compute metrics and write a report (resumable)."""
         with friendly_errors():
@@ -187,7 +190,7 @@ def register(app: typer.Typer) -> None:
                 max_tokens=max_tokens, seed=seed, judge=judge.config, judge_base_url=judge.base_url,
                 limit=limit, batch_size=batch_size, shots=shots,
                 shots_unanswerable=shots_unanswerable, base_url=base_url, resamples=resamples, dtype=dtype,
-                confidence=tuple(_split(confidence)),
+                confidence=tuple(_split(confidence)), probe=str(probe) if probe is not None else None,
             )
             result = run_resumable(evaluate, config, out, judge, backend_options(backend_option))
         if result.skipped:

@@ -69,11 +69,9 @@ def register(app: typer.Typer) -> None:
             for name in estimators_of(rows):  # rows of `abstain eval --confidence`: conf.<estimator>.*
                 result.update(confidence_metrics(rows, name, estimator_of(name).probability, resamples, seed))
             if probe is not None:
-                from abstain.metrics.competence import COMPETENCE_KEYS, competence_metrics
-                from abstain.probe_file import read_probe
+                from abstain.metrics.competence import COMPETENCE_KEYS, competence_metrics, probed_p_hat
 
-                p_hat = {r.id: r.p_hat for r in read_probe(probe) if r.p_hat is not None}
-                found = competence_metrics(rows, p_hat, resamples=resamples, seed=seed)
+                found = competence_metrics(rows, probed_p_hat(probe, rows), resamples=resamples, seed=seed)
                 result.update({f"competence.{key}": value for key, value in found.items()})
         if json_out is not None:
             write_json(json_out, result)

@@ -28,17 +28,33 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
 from abstain.outcomes import is_abstention
-from abstain.schema import DataError, ScoredRow
+from abstain.schema import DataError, Item, ScoredRow
 
-__all__ = ["COMPETENCE_KEYS", "competence_metrics"]
+__all__ = ["COMPETENCE_KEYS", "competence_metrics", "probed_p_hat"]
 
 #: the metrics this module returns (each with ``<key>_ci``), and ``n_rows`` / ``n_items``
 COMPETENCE_KEYS = ("over_conservativeness", "prudence", "auroc_within")
+
+
+def probed_p_hat(probe: str | os.PathLike[str], items: Iterable[Item]) -> dict[str, float]:
+    """The p̂ of each item in a probe (a ``probe.jsonl`` or its directory), checked to cover ``items``' answerable ones.
+
+    An answerable item without a probed p̂ is a :class:`~abstain.schema.DataError` naming the probe and the item.
+    """
+    from abstain.probe_file import read_probe
+
+    p_hat = {row.id: row.p_hat for row in read_probe(probe) if row.p_hat is not None}
+    missing = sorted({item.id for item in items if item.label == "answerable" and item.id not in p_hat})
+    if missing:
+        raise DataError(f"probe {probe}: {len(missing)} answerable item(s) have no probed p_hat, e.g. {missing[:3]}: "
+                        "probe the base model on the same items (abstain probe)")
+    return p_hat
 
 
 def _interval(samples: np.ndarray, confidence: float) -> list[float] | None:

@@ -122,6 +122,14 @@ def run_metrics(rows: Sequence[ScoredRow], record: dict[str, Any], resamples: in
     names = estimators_of(rows, record.get("confidence"))
     if names:
         _add_confidence(out, rows, protocols, names, config)
+    if record.get("probe"):  # abstain eval --probe: against the base model's p̂, per protocol
+        from abstain.metrics.competence import competence_metrics, probed_p_hat
+
+        p_hat = probed_p_hat(record["probe"], rows)
+        for name in protocols:
+            found = competence_metrics([r for r in rows if (r.protocol or "") == name], p_hat,
+                                       resamples=config.resamples, seed=config.seed)
+            out["protocols"][name].update({f"competence.{key}": value for key, value in found.items()})
     return out
 
 
