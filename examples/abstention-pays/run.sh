@@ -4,8 +4,8 @@
 #
 #   bash examples/abstention-pays/run.sh [OUT=runs/abstention-pays] [STAGE=probe]
 #
-# STAGE probe: the data and the base model's probe (and S0's, when the base misses the requirement) with the
-# histogram. MODEL picks the base (default bundled; e.g. MODEL=hf:Qwen/Qwen2.5-1.5B-Instruct on a GPU, where the
+# STAGE probe: the data and the base model's probe with its histogram; s0: then S0 (LoRA SFT on the train split) and
+# its probe (the start of the RL arms when the base misses the requirement). MODEL picks the base (default bundled; e.g. MODEL=hf:Qwen/Qwen2.5-1.5B-Instruct on a GPU, where the
 # vllm: backend uses the GPU's engine unchanged).
 set -euo pipefail
 OUT=${1:-runs/abstention-pays}
@@ -32,5 +32,13 @@ probe() {  # probe NAME MODEL: 16 samples of each answerable train item at tempe
 
 probe base "$MODEL"
 [ "$STAGE" = probe ] && exit 0
+
+# S0: LoRA SFT on the train split (answerable: "3 + 9 = 12." and the boxed answer; twins: the refusal), then its probe
+[ -f "$OUT/rows/s0.jsonl" ] || { mkdir -p "$OUT/rows"; $ABSTAIN sft-data --data "$OUT/data/train.jsonl" --protocol idk \
+  --no-graph plain --out "$OUT/rows/s0.jsonl"; }
+[ -f "$OUT/s0/final/abstain_train.json" ] || $ABSTAIN train sft --recipe examples/abstention-pays/s0.yaml \
+  --set "model=$MODEL" --set "sft_file=$OUT/rows/s0.jsonl" --out "$OUT/s0" $([ -d "$OUT/s0/checkpoints" ] && echo --resume)
+probe s0 "$OUT/s0/final"
+[ "$STAGE" = s0 ] && exit 0
 echo "stage $STAGE: not written yet (docs/experiments/abstention-pays.md says what is pre-registered)" >&2
 exit 2

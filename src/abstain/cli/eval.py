@@ -24,7 +24,9 @@ from abstain.cli.judge_flags import JudgeFlags, judge_flags
 from abstain.cli.metrics import HEADLINE, UNDEFINED_NOTE
 from abstain.cli.score import close_judge
 from abstain.cli.suites import suite_help
+from abstain.confidence import ESTIMATORS
 from abstain.evaluation import EvalConfig, EvalProgress, evaluate
+from abstain.protocols import PROTOCOLS
 from abstain.runs import REPORT_HTML
 
 __all__ = ["RichProgress", "protocols_table", "register", "run_resumable"]
@@ -147,11 +149,14 @@ def register(app: typer.Typer) -> None:
                                        "(vllm:bundled, vllm:bundled-abstain, vllm:<dir>)."),
         out: Path = typer.Option(..., "--out", "-o", help="Run directory (created; rerun to resume)."),
         suite: str | None = typer.Option(None, help=suite_help()),
-        data: Path | None = typer.Option(None, help="Your own items (JSONL, interchange format) instead of --suite."),
+        data: Path | None = typer.Option(
+            None, help="Instead of --suite: your own items (JSONL, interchange format: docs/format.md), "
+                       "abstentionbench:<dataset,...|all|fast> (AbstentionBench through its Inspect port) or uabench:DIR "
+                       "(UA-Bench's released files)."),
         protocol: list[str] = typer.Option(
             ["all"], "--protocol", "-p",
-            help="attribution | idk | clarify | aca | answer_only | abstention_only | all (the four main ones); "
-                 "repeat or comma-separate for several."),
+            help=" | ".join(PROTOCOLS) + " | all (the four main ones: attribution, idk, clarify, aca; all is four "
+                 "times the generations); repeat or comma-separate for several."),
         samples: int = typer.Option(1, help="Responses per prompt (needs --temperature > 0 when > 1)."),
         temperature: float = typer.Option(0.0, help="Sampling temperature (0 = greedy)."),
         top_p: float = typer.Option(1.0, help="Nucleus sampling mass."),
@@ -173,8 +178,9 @@ def register(app: typer.Typer) -> None:
             help="Confidence estimators stored per response and scored against correctness (conf.* metrics; with "
                  "answer_only beside another protocol, explicit abstention vs a confidence threshold at the same "
                  "coverage): logprob, entropy, answer_prob (token log-probabilities, no extra generation), "
-                 "consistency:K (K sampled responses), p_true (the model asked whether its answer is correct); "
-                 "repeat or comma-separate."),
+                 "consistency:K (K sampled responses), p_true (the model asked whether its answer is correct), "
+                 "verbalized (the model states its confidence); repeat or comma-separate. Known: "
+                 + ", ".join(ESTIMATORS) + "."),
         backend_option: list[str] = typer.Option(
             [], "--backend-option", help="key=value for the backend, not recorded (how fast, not what): e.g. "
                                          "eager=true or kv_cache_gib=2 (vllm), num_threads=4 (hf); repeatable."),
