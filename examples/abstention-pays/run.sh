@@ -5,7 +5,7 @@
 #   bash examples/abstention-pays/run.sh [OUT=runs/abstention-pays] [STAGE=probe]
 #
 # STAGE probe: the data and the base model's probe with its histogram; s0: then S0 (LoRA SFT on the train split) and
-# its probe (the start of the RL arms when the base misses the requirement). MODEL picks the base (default bundled; e.g. MODEL=hf:Qwen/Qwen2.5-1.5B-Instruct on a GPU, where the
+# its probe; s0-disjoint: then the same SFT on items that share no question with the RL items, and its probe. MODEL picks the base (default bundled; e.g. MODEL=hf:Qwen/Qwen2.5-1.5B-Instruct on a GPU, where the
 # vllm: backend uses the GPU's engine unchanged).
 set -euo pipefail
 OUT=${1:-runs/abstention-pays}
@@ -40,5 +40,16 @@ probe base "$MODEL"
   --set "model=$MODEL" --set "sft_file=$OUT/rows/s0.jsonl" --out "$OUT/s0" $([ -d "$OUT/s0/checkpoints" ] && echo --resume)
 probe s0 "$OUT/s0/final"
 [ "$STAGE" = s0 ] && exit 0
+
+# S0-disjoint (a disclosed change of the plan, docs/experiments/abstention-pays.md): the same SFT on ladder items that
+# share no question with the RL items, so its probe measures competence rather than memory
+[ -f "$OUT/data/sft-disjoint.jsonl" ] || $PY examples/abstention-pays/disjoint.py "$OUT"
+[ -f "$OUT/rows/s0-disjoint.jsonl" ] || $ABSTAIN sft-data --data "$OUT/data/sft-disjoint.jsonl" --protocol idk \
+  --no-graph plain --out "$OUT/rows/s0-disjoint.jsonl"
+[ -f "$OUT/s0-disjoint/final/abstain_train.json" ] || $ABSTAIN train sft --recipe examples/abstention-pays/s0.yaml \
+  --set "model=$MODEL" --set "sft_file=$OUT/rows/s0-disjoint.jsonl" --out "$OUT/s0-disjoint" \
+  $([ -d "$OUT/s0-disjoint/checkpoints" ] && echo --resume)
+probe s0-disjoint "$OUT/s0-disjoint/final"
+[ "$STAGE" = s0-disjoint ] && exit 0
 echo "stage $STAGE: not written yet (docs/experiments/abstention-pays.md says what is pre-registered)" >&2
 exit 2
