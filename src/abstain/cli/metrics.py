@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 
 import typer
@@ -21,19 +22,25 @@ WITHIN_NOTE = ("*_within_count: the same among questions stating equally many nu
                "0 for any rule \"refuse iff <= k numerals\"; cue.*: such rules, no model")
 
 
-def headline_table(metrics: dict, title: str = "metrics") -> Table:
-    """The headline metrics with their CIs as a rich table."""
+def value_table(metrics: dict, keys: Sequence[str], title: str, prefix: str = "") -> Table:
+    """Metrics ``prefix + key`` with their CIs as a rich table (``—`` where undefined), named by ``key``."""
     table = Table(title=title, caption_justify="left")
     table.add_column("metric")
     table.add_column("value", justify="right")
     table.add_column("95% CI", justify="right")
-    for key in HEADLINE:
-        value, ci = metrics.get(key), metrics.get(f"{key}_ci")
+    for key in keys:
+        value, ci = metrics.get(prefix + key), metrics.get(f"{prefix}{key}_ci")
         table.add_row(
             key,
             "—" if value is None else f"{value:.3f}",
             "—" if not ci else f"[{ci[0]:.3f}, {ci[1]:.3f}]",
         )
+    return table
+
+
+def headline_table(metrics: dict, title: str = "metrics") -> Table:
+    """The headline metrics with their CIs as a rich table."""
+    table = value_table(metrics, HEADLINE, title)
     table.caption = (
         f"{metrics['n.answerable']} answerable, {metrics['n.unanswerable']} unanswerable, "
         f"{metrics['n.format_errors']} without a box, {metrics['n.judge_errors']} judge errors; "
@@ -77,11 +84,4 @@ def register(app: typer.Typer) -> None:
             write_json(json_out, result)
         out_console.print(headline_table(result, title=f"metrics of {input}"))
         if probe is not None:
-            table = Table(title=f"against the probed p̂ of {probe}")
-            for column in ("metric", "value", "95% CI"):
-                table.add_column(column, justify="left" if column == "metric" else "right")
-            for key in COMPETENCE_KEYS:
-                value, ci = result[f"competence.{key}"], result[f"competence.{key}_ci"]
-                table.add_row(key, "—" if value is None else f"{value:.3f}",
-                              "—" if not ci else f"[{ci[0]:.3f}, {ci[1]:.3f}]")
-            out_console.print(table)
+            out_console.print(value_table(result, COMPETENCE_KEYS, f"against the probed p̂ of {probe}", "competence."))

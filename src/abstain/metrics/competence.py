@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from abstain.metrics.compute import _interval
 from abstain.outcomes import is_abstention
 from abstain.schema import DataError, Item, ScoredRow
 
@@ -50,19 +51,16 @@ def probed_p_hat(probe: str | os.PathLike[str], items: Iterable[Item]) -> dict[s
     from abstain.probe_file import read_probe
 
     p_hat = {row.id: row.p_hat for row in read_probe(probe) if row.p_hat is not None}
-    missing = sorted({item.id for item in items if item.label == "answerable" and item.id not in p_hat})
-    if missing:
-        raise DataError(f"probe {probe}: {len(missing)} answerable item(s) have no probed p_hat, e.g. {missing[:3]}: "
-                        "probe the base model on the same items (abstain probe)")
+    _check_covered(p_hat, items, f"probe {probe}: ")
     return p_hat
 
 
-def _interval(samples: np.ndarray, confidence: float) -> list[float] | None:
-    finite = samples[~np.isnan(samples)]
-    if finite.size == 0:
-        return None
-    tail = (1 - confidence) / 2 * 100
-    return [float(v) for v in np.percentile(finite, [tail, 100 - tail])]
+def _check_covered(p_hat: Mapping[str, float], items: Iterable[Item], where: str = "") -> None:
+    """A :class:`~abstain.schema.DataError` naming the answerable items ``p_hat`` lacks, if any."""
+    missing = sorted({item.id for item in items if item.label == "answerable" and item.id not in p_hat})
+    if missing:
+        raise DataError(f"{where}{len(missing)} answerable item(s) have no probed p_hat, e.g. {missing[:3]}: probe "
+                        "the base model on the same items (abstain probe)")
 
 
 def competence_metrics(rows: Sequence[ScoredRow], p_hat: Mapping[str, float],
@@ -74,10 +72,7 @@ def competence_metrics(rows: Sequence[ScoredRow], p_hat: Mapping[str, float],
     none is an error naming it. Undefined values (no declined or no answered row in any group) are ``None``.
     """
     answerable = [r for r in rows if r.label == "answerable"]
-    missing = sorted({r.id for r in answerable if r.id not in p_hat})
-    if missing:
-        raise DataError(f"{len(missing)} answerable item(s) have no probed p_hat, e.g. {missing[:3]}: probe the base "
-                        "model on the same items (abstain probe)")
+    _check_covered(p_hat, answerable)
     ids = sorted({r.id for r in answerable})
     index = {item: k for k, item in enumerate(ids)}
     item_of = np.array([index[r.id] for r in answerable], dtype=int)

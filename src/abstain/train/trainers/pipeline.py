@@ -55,10 +55,11 @@ def run_pipeline(pipeline: PipelineRecipe, out: str, train_stage: StageTrainer,
     folder.mkdir(parents=True, exist_ok=True)
     stages = pipeline.stage_recipes(str(folder))  # every stage validated before anything trains
     world = World.from_env()
+    checked: dict[str, TrainRun] = {}  # each stage's policy and split, resolved once (nothing is written)
     for stage, recipe in stages:  # and every stage's policy and batch split over this launch's processes
         try:
-            resolve_policy(recipe)
-            recipe_split(recipe, world)
+            run = checked[stage.name] = TrainRun(folder / stage.name)
+            run.policy, run.split = resolve_policy(recipe), recipe_split(recipe, world)
             check_report_to(recipe.report_to)
         except DataError as exc:
             raise DataError(f"pipeline stage {stage.name!r}: {exc}") from None
@@ -67,8 +68,7 @@ def run_pipeline(pipeline: PipelineRecipe, out: str, train_stage: StageTrainer,
         if isinstance(recipe, GRPORecipe):
             from abstain.train.trainers.grpo import grpo_args
 
-            run = TrainRun(folder / stage.name)  # nothing is written: the config only names its folder
-            run.policy, run.split = resolve_policy(recipe), recipe_split(recipe, world)
+            run = checked[stage.name]  # the config only names its folder
             try:
                 grpo_args(recipe, run)
             except (DataError, ValueError) as exc:
