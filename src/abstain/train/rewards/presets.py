@@ -89,8 +89,8 @@ class RewardConfig:
         judge: the judge, as in evaluation (``JudgeConfig()``: the offline rule judge). Use the judge the
             benchmark will be scored with, so reward and metric agree.
         false_refusal_penalty: what abstaining on an answerable item earns, for every preset; ``None``: the
-            preset's own value (:data:`FALSE_REFUSAL_DEFAULTS`: 0 for ternary, ternary_ook, rl_ua, aca and
-            idk_binary, -1 for abstain_r1, whose paper ablates 0, -0.5, -1). Below a wrong answer's value it
+            preset's own value (:data:`FALSE_REFUSAL_DEFAULTS`: 0 for ternary, ternary_ook, rl_ua, aca,
+            idk_binary and binary, -1 for abstain_r1, whose paper ablates 0, -0.5, -1). Below a wrong answer's value it
             makes guessing beat abstaining (:func:`reward_profile`).
         format_weight, answer_weight: abstain_r1's weights of r_format and r_answer.
         refusal_reward, clarification_reward: abstain_r1's r_answer of a refused unanswerable item, and what
@@ -122,7 +122,8 @@ ValueFn = Callable[[ScoredRow, RewardConfig], float | None]
 
 #: what each preset gives an abstention on an answerable item when ``false_refusal_penalty`` is not set
 FALSE_REFUSAL_DEFAULTS: Mapping[str, float] = {"ternary": 0.0, "ternary_ook": 0.0, "rl_ua": 0.0, "aca": 0.0,
-                                               "idk_binary": 0.0, "abstain_r1": -1.0}
+                                               "idk_binary": 0.0, "binary": 0.0,
+                                               "abstain_r1": -1.0}
 
 
 def false_refusal(config: RewardConfig, preset: str) -> float:
@@ -194,6 +195,16 @@ def ternary_value(row: ScoredRow, config: RewardConfig) -> float | None:
     if _abstained_on_answerable(row):
         return false_refusal(config, "ternary")
     return _TERNARY[outcome(row)]
+
+
+@register_preset("binary", _fixed(0, 1, "binary"), "correct 1, anything else 0 (TruthRL's binary baseline)")
+def binary_value(row: ScoredRow, config: RewardConfig) -> float | None:
+    """TruthRL's binary reward: a correct answer 1; a wrong answer, an answer to an unanswerable item and an
+    abstention all 0 (so abstaining never pays more than a guess)."""
+    if _abstained_on_answerable(row):
+        return false_refusal(config, "binary")
+    result = outcome(row)
+    return None if result is Outcome.UNSCORED else float(result is Outcome.CORRECT)
 
 
 @register_preset("ternary_ook", _fixed(-1, 1, "ternary_ook"),
