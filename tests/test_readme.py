@@ -1,4 +1,4 @@
-"""The README is the front page: its Python examples run as doctests, and its links and docs/ links resolve.
+"""The README is the front page: its Python examples run as doctests, and it links every page of docs/.
 
 Every ```python block of README.md is a doctest that starts with ``>>> import abstain`` or
 ``>>> from abstain``. The first one (scoring and metrics, offline, no model) runs on every test run; the
@@ -16,10 +16,8 @@ import textwrap
 from pathlib import Path
 
 import pytest
+from markdown_pages import DOCS, README, ROOT, links
 
-ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "README.md"
-DOCS = ROOT / "docs"
 MODEL_MARK = "tmp = tempfile.mkdtemp()"  # an example that loads the bundled model and writes a run folder
 MODEL_TIMEOUT_S = 420  # first use dequantizes the bundled GGUF (15-40 s); each example then takes < 1 min
 PREFIXES = (">>> import abstain", ">>> from abstain")
@@ -104,65 +102,22 @@ def test_the_front_page_stays_short_and_names_the_two_commands():
     assert "make demo" in text and "make test" in text
 
 
-def markdown_files() -> list[Path]:
-    return [README, *sorted(DOCS.rglob("*.md"))]
+# Every relative link and #anchor of README.md and docs/ resolves: tests/test_docs.py.
 
 
-def outside_code(text: str) -> list[str]:
-    """The lines of ``text`` outside fenced code blocks."""
-    lines, fence = [], False
-    for line in text.splitlines():
-        if line.lstrip().startswith("```"):
-            fence = not fence
-            continue
-        if not fence:
-            lines.append(line)
-    return lines
+def linked_pages(page: Path) -> set[Path]:
+    """The files ``page``'s relative links point at."""
+    return {(page.parent / t.partition("#")[0]).resolve() for _, t in links(page.read_text(encoding="utf-8"))
+            if t.partition("#")[0] and not re.match(r"^[a-z]+:", t)}
 
 
-def anchors(path: Path) -> set[str]:
-    """GitHub's heading anchors of a Markdown file (lowercase, punctuation dropped, spaces -> '-', -N for repeats)."""
-    seen: dict[str, int] = {}
-    out = set()
-    for line in outside_code(path.read_text(encoding="utf-8")):
-        match = re.match(r"^#{1,6}\s+(.*?)\s*#*\s*$", line)
-        if not match:
-            continue
-        slug = re.sub(r"[^\w\- ]", "", match.group(1).strip().lower()).replace(" ", "-")
-        count = seen.get(slug, 0)
-        seen[slug] = count + 1
-        out.add(slug if count == 0 else f"{slug}-{count}")
-    return out
-
-
-def links(path: Path) -> list[str]:
-    found = []
-    for line in outside_code(path.read_text(encoding="utf-8")):
-        line = re.sub(r"`[^`]*`", "", line)
-        found += re.findall(r"\[[^\]]*\]\(([^)\s]+)\)", line)
-    return found
-
-
-@pytest.mark.parametrize("path", markdown_files(), ids=lambda p: str(p.relative_to(ROOT)))
-def test_relative_links_point_at_files_and_headings_that_exist(path):
-    broken = []
-    for target in links(path):
-        if re.match(r"^[a-z]+:", target):  # http:, https:, mailto:
-            continue
-        file, _, anchor = target.partition("#")
-        dest = (path.parent / file).resolve() if file else path
-        if not dest.exists():
-            broken.append(f"{target}: no such file")
-        elif anchor and dest.suffix == ".md" and anchor not in anchors(dest):
-            broken.append(f"{target}: no heading #{anchor} in {dest.relative_to(ROOT)}")
-    assert not broken, f"{path.relative_to(ROOT)}: " + "; ".join(broken)
-
-
-def test_every_docs_page_is_linked_from_the_readme_and_opens_with_a_summary():
-    linked = {(ROOT / t.partition("#")[0]).resolve() for t in links(README) if t.startswith("docs/")}
+def test_every_docs_page_is_linked_from_the_readme_or_the_index_and_opens_with_a_summary():
+    index = DOCS / "README.md"  # the documentation's index: Getting started, How-to, Reference, Background
+    assert index.resolve() in linked_pages(README), "README.md does not link the index, docs/README.md"
+    linked = linked_pages(README) | linked_pages(index)
     for page in sorted(DOCS.rglob("*.md")):
         name = page.relative_to(ROOT)
-        assert page.resolve() in linked, f"{name} is not linked from README.md's table of contents"
+        assert page.resolve() in linked, f"{name} is linked neither from README.md nor from docs/README.md, the index"
         if page.name == "design.md":  # the architecture record keeps its own opening
             continue
         lines = page.read_text(encoding="utf-8").splitlines()

@@ -162,7 +162,8 @@ def test_a_run_without_unanswerable_items_still_renders(tmp_path, scored):
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no empty legends, no divisions by zero
         page = write_report(run).read_text()
-    assert page.count("data:image/png;base64,") == 4
+    # the plots it defines: decisions of answerable items, over-refusal vs accuracy (no U-Ref, no DU-F1)
+    assert page.count("data:image/png;base64,") == 2
     m = json.loads((run / "metrics.json").read_text())["protocols"]["idk"]
     assert m["ua.du_f1"] == 0.0 and m["n.unanswerable"] == 0  # UA-Bench's code: 0/0 -> 0
     assert m["r1.u_ref"] is None  # the other families: null

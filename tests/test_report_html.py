@@ -1,4 +1,5 @@
-"""The generated report.html, parsed back: every table rectangular, every value under the protocol it belongs to.
+"""The generated report.html, parsed back: every table rectangular, every value under the protocol it belongs to;
+the page opens with the run's settings and the headline, then only the plots the run defines.
 
 The run: real items of the shipped benchmarks (BBQ, MediQ twins, UMWP twins, CoCoNot, SelfAware) with
 hand-written responses, scored by the rule judge, under two protocols that behave very differently
@@ -9,14 +10,19 @@ items and answers unanswerable ones), so a value shifted into the neighbouring c
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+import subprocess
 from html.parser import HTMLParser
 
 import pytest
 
 from abstain.data import dataset_of, load_benchmark
 from abstain.judges import RuleJudge
-from abstain.report import run_metrics, write_report
+from abstain.metrics import AB_HEADLINE, HEADLINE
+from abstain.report import columns, load_run, run_metrics, write_report
+from abstain.report.plots import PLOTS, behavior_plot, f1_plot, refusal_accuracy_plot, tradeoff_plot
 from abstain.runs import RunDir, write_json
 from abstain.schema import ResponseRow
 from abstain.scoring import score_rows
@@ -95,21 +101,34 @@ def _response(item, protocol: str, n: int) -> str:
     return "\\boxed{I don't know.}" if n % 2 else f"\\boxed{{{item.answers[0]}}}"
 
 
-@pytest.fixture(scope="module")
-def report(tmp_path_factory):
-    items = _items()
+def write_run(path, items, protocols=("attribution", "idk")):
+    """A run directory of the hand-written responses to ``items`` under ``protocols``, its report written;
+    returns (metrics, the page)."""
     rows = [ResponseRow(**item.model_dump(), response=_response(item, p, n), model="hand-written", protocol=p)
-            for p in ("attribution", "idk") for n, item in enumerate(items)]
+            for p in protocols for n, item in enumerate(items)]
     scored = list(score_rows(rows, RuleJudge()))
-    record = {"model": "hand-written", "suite": None, "data": "test", "protocols": ["attribution", "idk"],
+    record = {"model": "hand-written", "suite": None, "data": "test", "protocols": list(protocols),
               "items": {"count": len(items)}, "judge": "rule", "resamples": 50, "command": "abstain eval ..."}
-    path = tmp_path_factory.mktemp("report") / "run"
     RunDir(path).prepare(record)
     metrics = run_metrics(scored, record)
     write_json(path / "metrics.json", metrics)
+    return metrics, write_report(path).read_text(encoding="utf-8")
+
+
+@pytest.fixture(scope="module")
+def both(tmp_path_factory):
+    """The run of both protocols on answerable and unanswerable items: (its folder, metrics, page)."""
+    path = tmp_path_factory.mktemp("report") / "run"
+    metrics, page = write_run(path, _items())
+    return path, metrics, page
+
+
+@pytest.fixture(scope="module")
+def report(both):
+    _, metrics, page = both
     parser = _Tables()
-    parser.feed(write_report(path).read_text(encoding="utf-8"))
-    return parser.tables, metrics, items
+    parser.feed(page)
+    return parser.tables, metrics, _items()
 
 
 def test_every_table_header_matches_its_body(report):
@@ -143,7 +162,7 @@ def test_each_value_sits_under_the_protocol_it_belongs_to(report):
         title, header = table["title"], table["header"]
         if title in ("Run",):
             continue
-        if title.endswith(" metrics") or title in ("Counts", "Discrimination and the numeral-count shortcut"):
+        if title.endswith(" metrics") or title in ("Headline", "Counts", "Discrimination and the numeral-count shortcut"):
             assert header[0] == "metric" and header[1:] == ["attribution", "idk"]
             checked += _check_metric_rows(table, lambda p, key: proto[p][key])
         elif title.startswith("Category: "):
@@ -198,3 +217,123 @@ def test_per_dataset_and_knowledge_sections(report):
     acc = next(t for t in tables if t["title"].startswith("Accuracy on answerable items per dataset"))
     assert "coconot/unknowns" not in {r[0] for r in acc["rows"]}  # no answerable rows: no 0.000 row
     assert titles.index("Datasets") < titles.index(knowledge[0]["title"])
+
+
+def _before_first_plot(page: str) -> str:
+    return page[:page.index("<figure>")] if "<figure>" in page else page
+
+
+def _width(png: bytes) -> int:
+    return int.from_bytes(png[16:20], "big")  # the PNG header's width
+
+
+def test_the_page_opens_with_settings_and_headline_then_its_plots(report, both):
+    tables, metrics, _ = report
+    assert [t["title"] for t in tables[:2]] == ["Run", "Headline"]
+    # BBQ, MediQ and CoCoNot are AbstentionBench's datasets: its macro F1 and recall end the headline
+    assert [row[0] for row in tables[1]["rows"]] == [*HEADLINE, *AB_HEADLINE]
+    assert metrics["protocols"]["idk"]["n.abstentionbench"] == 12  # 3 + 3 BBQ, 4 MediQ, 2 CoCoNot (not UMWP, SelfAware)
+    page = both[2]
+    top = _before_first_plot(page)
+    assert top.index("<h3>Run</h3>") < top.index("<h3>Headline</h3>") and "ab.macro.f1" in top
+    assert '<span class="ci">' in top  # the headline's values with their CIs
+    assert page.count("<figure>") == len(PLOTS) == 4  # both kinds of item, a DU answer: every plot
+    assert "undefined" not in page and "no rows" not in page
+
+
+def test_an_all_answerable_run_shows_only_the_plots_it_defines(tmp_path, both):
+    items = [i for i in _items() if i.label == "answerable"]
+    metrics, page = write_run(tmp_path / "run", items)
+    top = _before_first_plot(page)
+    assert top.index("<h3>Run</h3>") < top.index("<h3>Headline</h3>") and "<th>model</th>" in top
+    assert "undefined" not in page and "no rows" not in page
+    # no unanswerable items: no U-Ref and no DU-F1 (0 by construction), no abstention-vs-accuracy panel
+    assert metrics["protocols"]["attribution"]["r1.u_ref"] is None
+    assert sorted(p.stem for p in (tmp_path / "run" / "plots").glob("*.png")) == \
+        ["behavior_distribution", "refusal_vs_accuracy"]
+    assert page.count("<figure>") == 2 and "DU-F1 vs MU-F1" not in page and "U-Ref vs A-FU" not in page
+    # one panel each (answerable items; over-refusal vs accuracy) where the run with both kinds has two
+    one, two = columns([load_run(tmp_path / "run")]), columns([load_run(both[0])])
+    assert _width(behavior_plot(one)) < 0.7 * _width(behavior_plot(two))
+    assert _width(refusal_accuracy_plot(one)) < 0.7 * _width(refusal_accuracy_plot(two))
+    assert f1_plot(one) is None and tradeoff_plot(one) is None
+
+
+def test_du_f1_is_plotted_only_for_a_protocol_with_a_du_answer(tmp_path):
+    _, page = write_run(tmp_path / "idk", _items(), protocols=("idk",))
+    cols = columns([load_run(tmp_path / "idk")])
+    assert cols[0].metrics["ua.du_f1"] == 0.0  # UA-Bench's code: 0, though idk offers no DATA_UNCERTAIN
+    assert f1_plot(cols) is None and "DU-F1 vs MU-F1" not in page
+    assert page.count("<figure>") == 3  # the other three are defined
+    _, page = write_run(tmp_path / "attribution", _items(), protocols=("attribution",))
+    assert "DU-F1 vs MU-F1" in page and page.count("<figure>") == 4
+
+
+def test_a_run_without_abstentionbench_items_has_no_macro_in_its_headline(tmp_path):
+    items = [i for i in _items() if dataset_of(i) in ("umwp", "selfaware")]
+    metrics, page = write_run(tmp_path / "run", items)
+    assert metrics["protocols"]["idk"]["n.abstentionbench"] == 0
+    parser = _Tables()
+    parser.feed(page)
+    headline = next(t for t in parser.tables if t["title"] == "Headline")
+    assert [row[0] for row in headline["rows"]] == list(HEADLINE)
+    assert "ab.macro" not in _before_first_plot(page)
+
+
+#: headless Chromium without anything that reaches the network or a display (Debian's package is ``chromium``)
+BROWSER_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync")
+
+
+def _chromium() -> str:
+    """The Chromium here; the test skips without one unless ``ABSTAIN_REQUIRE_BROWSER=1`` demands it."""
+    found = next(filter(None, map(shutil.which, ("chromium", "chromium-browser", "google-chrome"))), None)
+    if found is None:
+        if os.environ.get("ABSTAIN_REQUIRE_BROWSER") == "1":
+            raise RuntimeError("no Chromium but ABSTAIN_REQUIRE_BROWSER=1: apt-get install -y chromium")
+        pytest.skip("no Chromium here (apt-get install -y chromium; ABSTAIN_REQUIRE_BROWSER=1 makes this an error)")
+    return found
+
+
+class _Order(HTMLParser):
+    """The order of the first <table> and the first <img> of a page, and its visible text."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[str] = []
+        self.text: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        if tag in ("table", "img"):
+            self.tags.append(tag)
+
+    def handle_data(self, data):
+        self.text.append(data)
+
+
+def test_report_html_renders_in_a_browser_settings_and_headline_first(tmp_path):
+    browser = _chromium()
+    metrics, _ = write_run(tmp_path / "run", [i for i in _items() if i.label == "answerable"])
+    url = (tmp_path / "run" / "report.html").resolve().as_uri()
+    shot = tmp_path / "report.png"
+    run = [browser, *BROWSER_FLAGS, f"--user-data-dir={tmp_path / 'profile'}", "--window-size=1200,1600"]
+    done = subprocess.run([*run, f"--screenshot={shot}", url], capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0 and shot.exists(), done.stderr[-2000:]
+    png = shot.read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and (_width(png), int.from_bytes(png[20:24], "big")) == (1200, 1600)
+    import io
+
+    from matplotlib.image import imread
+
+    pixels = imread(io.BytesIO(png))[:, :, :3]
+    assert (pixels[:800] < 0.5).any(axis=2).mean() > 0.01  # the top of the page holds text, not a blank
+
+    dom = subprocess.run([*run, "--dump-dom", url], capture_output=True, text=True, timeout=180)
+    assert dom.returncode == 0 and "<table" in dom.stdout, dom.stderr[-2000:]
+    order = _Order()
+    order.feed(dom.stdout)
+    assert order.tags[:2] == ["table", "table"] and order.tags.count("img") == 2  # settings, headline, then plots
+    text = " ".join(" ".join(order.text).split())
+    assert text.index("Run") < text.index("Headline") < text.index("Plots")
+    assert "undefined" not in text and "no rows" not in text
+    assert f"{metrics['protocols']['idk']['ua.acc']:.3f}" in text

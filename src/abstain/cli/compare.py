@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from abstain.cli.common import console, friendly_errors, out_console
-from abstain.cli.metrics import HEADLINE
+from abstain.metrics import headline
 from abstain.report import columns, generation_differences, load_run, write_compare
 from abstain.report.paired import paired_table
 
@@ -27,7 +27,7 @@ def compare_tables(run_dirs: list[Path], labels: list[str] | None = None) -> lis
         table.add_column("metric")
         for col in mine:
             table.add_column(col.header.split(" · ", 1)[-1], justify="right")
-        for key in HEADLINE:
+        for key in headline(*(c.metrics for c in mine)):
             cells = []
             for col in mine:
                 value = col.metrics.get(key)

@@ -19,13 +19,15 @@ from rich.progress import (
 )
 from rich.table import Table
 
-from abstain.cli.common import console, fail, friendly_errors, out_console
+from abstain.cli.common import apply_verbosity, console, fail, friendly_errors, out_console, verbose_option
+from abstain.cli.confirm import confirm_remote_run, yes_option
 from abstain.cli.judge_flags import JudgeFlags, judge_flags
-from abstain.cli.metrics import HEADLINE, UNDEFINED_NOTE
+from abstain.cli.metrics import UNDEFINED_NOTE
 from abstain.cli.score import close_judge
 from abstain.cli.suites import suite_help
 from abstain.confidence import ESTIMATORS
 from abstain.evaluation import EvalConfig, EvalProgress, evaluate
+from abstain.metrics import headline
 from abstain.protocols import PROTOCOLS
 from abstain.runs import REPORT_HTML
 
@@ -118,7 +120,7 @@ def protocols_table(metrics: dict[str, Any], title: str) -> Table:
     protocols = list(metrics["protocols"])
     for name in protocols:
         table.add_column(name, justify="right")
-    for key in HEADLINE:
+    for key in headline(*metrics["protocols"].values()):
         cells = []
         for name in protocols:
             m = metrics["protocols"][name]
@@ -183,12 +185,17 @@ def register(app: typer.Typer) -> None:
                  + ", ".join(ESTIMATORS) + "."),
         backend_option: list[str] = typer.Option(
             [], "--backend-option", help="key=value for the backend, not recorded (how fast, not what): e.g. "
-                                         "eager=true or kv_cache_gib=2 (vllm), num_threads=4 (hf); repeatable."),
+                                         "eager=true or kv_cache_gib=2 (vllm), num_threads=4 (hf), concurrency=8 or "
+                                         "reasoning=true (openai: OpenAI's reasoning models, max_completion_tokens "
+                                         "and no temperature; auto by default); repeatable."),
         probe: Path | None = typer.Option(
             None, help="A probe of the base model on the same items (abstain probe): adds competence.* — "
                        "over-conservativeness, prudence and the within-category AUROC of declining against its p̂."),
+        yes: bool = yes_option(),
+        verbose: bool = verbose_option(),
     ) -> None:
         """Evaluate a model: generate, score, compute metrics and write a report (resumable)."""
+        apply_verbosity(verbose)
         with friendly_errors():
             config = EvalConfig(
                 model=model, suite=suite, data=str(data) if data is not None else None,
@@ -198,6 +205,7 @@ def register(app: typer.Typer) -> None:
                 shots_unanswerable=shots_unanswerable, base_url=base_url, resamples=resamples, dtype=dtype,
                 confidence=tuple(_split(confidence)), probe=str(probe) if probe is not None else None,
             )
+            confirm_remote_run(config, out, yes)
             result = run_resumable(evaluate, config, out, judge, backend_options(backend_option))
         if result.skipped:
             console.print(f"resumed: {result.skipped} prompts were already done in {out}")

@@ -10,7 +10,7 @@ from rich.table import Table
 
 from abstain.cli.common import fail, friendly_errors, out_console, write_json
 from abstain.confidence import estimator_of
-from abstain.metrics import HEADLINE, MetricsConfig, compute_metrics
+from abstain.metrics import MetricsConfig, compute_metrics, headline
 from abstain.metrics.confidence import confidence_metrics
 from abstain.metrics.confidence_run import estimators_of
 from abstain.schema import ScoredRow, read_jsonl, response_key
@@ -39,8 +39,8 @@ def value_table(metrics: dict, keys: Sequence[str], title: str, prefix: str = ""
 
 
 def headline_table(metrics: dict, title: str = "metrics") -> Table:
-    """The headline metrics with their CIs as a rich table."""
-    table = value_table(metrics, HEADLINE, title)
+    """The headline metrics (:func:`abstain.metrics.headline`) with their CIs as a rich table."""
+    table = value_table(metrics, headline(metrics), title)
     table.caption = (
         f"{metrics['n.answerable']} answerable, {metrics['n.unanswerable']} unanswerable, "
         f"{metrics['n.format_errors']} without a box, {metrics['n.judge_errors']} judge errors; "

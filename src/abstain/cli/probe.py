@@ -8,6 +8,7 @@ from pathlib import Path
 import typer
 
 from abstain.cli.common import allow_eval_suite_option, console, fail, friendly_errors, opted_in, out_console
+from abstain.cli.confirm import confirm_remote_run, yes_option
 from abstain.cli.suites import suite_help
 from abstain.cli.judge_flags import JudgeFlags, judge_flags
 
@@ -40,6 +41,7 @@ def register(app: typer.Typer) -> None:
         backend_option: list[str] = typer.Option(
             [], "--backend-option", help="key=value for the backend, not recorded (how fast, not what), as in "
                                          "abstain eval: e.g. eager=true"),
+        yes: bool = yes_option(),
     ) -> None:
         """Probe a model's knowledge boundary: k samples per item, p̂ per item, out of knowledge when none is correct."""
         from abstain.cli.eval import backend_options, run_resumable
@@ -51,6 +53,7 @@ def register(app: typer.Typer) -> None:
                                  batch_size=batch_size, judge=judge.config, base_url=base_url,
                                  judge_base_url=judge.base_url,
                                  confidence=tuple(v for c in confidence for v in c.split(",") if v.strip()))
+            confirm_remote_run(config.eval_config(), out, yes)
             result = run_resumable(run_probe, config, out, judge, backend_options(backend_option))
         rows = result.rows
         answerable = [r for r in rows if r.label == "answerable" and r.p_hat is not None]

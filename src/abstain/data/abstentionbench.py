@@ -31,10 +31,11 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from abstain.data.abstentionbench_port import BENCHMARK as PORT_BENCHMARK
 from abstain.data.files import benchmark_dir, make_item, read_csv, read_json, read_jsonl_rows
-from abstain.schema import DataError, Item
+from abstain.schema import DataError, Item, benchmark_of
 
-__all__ = ["BBQ_CATEGORIES", "COCONOT_CATEGORY", "LOADERS", "SCENARIOS"]
+__all__ = ["BBQ_CATEGORIES", "COCONOT_CATEGORY", "LOADERS", "SCENARIOS", "is_abstentionbench"]
 
 #: AbstentionBench's six abstention scenarios (analysis/load_results.py, snake_case)
 SCENARIOS = (
@@ -246,3 +247,19 @@ LOADERS: dict[str, Callable[[], list[Item]]] = {
     "bigbench_known_unknowns": _load_known_unknowns,
     "bigbench_sufficient_information": _load_sufficient_information,
 }
+#: loaders above whose dataset AbstentionBench does not hold
+NOT_IN_ABSTENTIONBENCH = ("bigbench_sufficient_information",)
+
+
+def is_abstentionbench(item: Item) -> bool:
+    """Whether an item (or row) is one of AbstentionBench's: from its Inspect port (``--data abstentionbench:...``,
+    ``meta.benchmark`` ``abstentionbench/<name>``, imported logs too) or from these loaders of its datasets.
+
+    Example:
+        >>> is_abstentionbench(Item(id="1", question="q", answers=[], label="unanswerable", meta={"benchmark": "bbq"}))
+        True
+        >>> is_abstentionbench(Item(id="2", question="q", answers=["4"], label="answerable", source="gsm8k"))
+        False
+    """
+    bench = benchmark_of(item)
+    return bench.startswith(f"{PORT_BENCHMARK}/") or (bench in LOADERS and bench not in NOT_IN_ABSTENTIONBENCH)

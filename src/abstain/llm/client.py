@@ -7,7 +7,9 @@ server, hosted APIs), for LLM judges and the ``openai`` generation backend.
   408 and 429 — never on other 4xx or on an unreadable body, which fail at once;
 * a circuit breaker: after ``trip_after`` consecutive requests failed even with retries, further
   requests fail immediately (for ``cooldown_s``) so a dead server costs seconds, not hours;
-* an on-disk cache (:mod:`abstain.llm.cache`) keyed by (model, messages, sampling settings).
+* an on-disk cache (:mod:`abstain.llm.cache`) keyed by (model, messages, sampling settings);
+* OpenAI's reasoning models (:mod:`abstain.llm.reasoning`): ``max_completion_tokens`` and no temperature, from the
+  start (``reasoning="on"``) or once the server refuses ``max_tokens``/``temperature`` (``"auto"``).
 
 Per-request failures never raise from :meth:`ChatClient.chat` / :meth:`ChatClient.chat_many`: they come
 back as a :class:`ChatResult` whose ``error`` says what happened, so a caller can record a judge error
@@ -47,6 +49,7 @@ from tenacity import (
 
 from abstain.llm.cache import ResponseCache, cache_key
 from abstain.llm.endpoint import Endpoint
+from abstain.llm.reasoning import ReasoningMode, reasoning_mode, reasoning_params, rejects_classic
 from abstain.paths import cache_dir
 
 __all__ = ["ChatClient", "ChatResult", "ClientConfig", "ClientStats", "LLMError", "Messages"]
@@ -65,6 +68,10 @@ class _Transient(Exception):
     """An HTTP status worth retrying (5xx, 408, 429)."""
 
 
+class _RefusesClassic(LLMError):
+    """HTTP 400: the model refuses ``max_tokens``/``temperature`` (a reasoning model: :mod:`abstain.llm.reasoning`)."""
+
+
 @dataclass(frozen=True)
 class ClientConfig:
     """How requests are made.
@@ -81,6 +88,9 @@ class ClientConfig:
         cooldown_s: how long an open breaker fails requests at once before letting one through again.
         cache: read and write the on-disk cache.
         cache_path: cache file (default ``cache_dir("llm")/chat.sqlite``).
+        reasoning: ``off`` (``max_tokens``, ``temperature``), ``on`` (``max_completion_tokens``, no temperature or
+            top_p: OpenAI's reasoning models) or ``auto`` (off until the server refuses ``max_tokens`` or
+            ``temperature``, then on): :mod:`abstain.llm.reasoning`.
     """
 
     temperature: float = 0.0
@@ -94,8 +104,10 @@ class ClientConfig:
     cooldown_s: float = 30.0
     cache: bool = True
     cache_path: Path | None = None
+    reasoning: ReasoningMode = "off"
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "reasoning", reasoning_mode(self.reasoning))
         if self.concurrency < 1:
             raise ValueError("concurrency must be >= 1")
         if self.retries < 0:
@@ -187,6 +199,9 @@ class ChatClient:
             limits=httpx.Limits(max_connections=self.config.concurrency, max_keepalive_connections=self.config.concurrency),
             headers=endpoint.headers(),
         )
+        #: requests go in the reasoning shape (``config.reasoning`` on, or auto after a refusal: kept from then on)
+        self.reasoning = self.config.reasoning == "on"
+        self._switch = threading.Lock()
         self._cache: ResponseCache | None = None
         if self.config.cache:
             self._cache = ResponseCache(self.config.cache_path or cache_dir("llm") / "chat.sqlite")
@@ -196,7 +211,7 @@ class ChatClient:
     def _params(self, overrides: Mapping[str, Any]) -> dict[str, Any]:
         params: dict[str, Any] = {"temperature": self.config.temperature, "max_tokens": self.config.max_tokens}
         params.update({k: v for k, v in overrides.items() if v is not None})
-        return params
+        return reasoning_params(params) if self.reasoning else params
 
     def _post(self, body: dict[str, Any]) -> dict[str, Any]:
         self.stats.add(requests=1)
@@ -204,6 +219,9 @@ class ChatClient:
         status = response.status_code
         if status >= 500 or status in _RETRY_STATUS:
             raise _Transient(f"HTTP {status}: {response.text[:200]}")
+        if status == 400 and self.config.reasoning == "auto" and "max_tokens" in body \
+                and rejects_classic(response.text):  # a classic request to a reasoning model
+            raise _RefusesClassic(f"HTTP 400: {response.text[:300]}")
         if status >= 400:
             hint = " (does the base URL end with /v1?)" if status == 404 else ""
             raise LLMError(f"HTTP {status}{hint}: {response.text[:300]}")
@@ -269,6 +287,16 @@ class ChatClient:
             raise LLMError(f"the message content is not text: {str(text)[:200]}")
         return text, reasoning if isinstance(reasoning, str) and reasoning else None
 
+    def _use_reasoning(self, why: str) -> None:
+        """Send every request from now on in the reasoning shape (said once)."""
+        with self._switch:
+            if self.reasoning:
+                return
+            self.reasoning = True
+        log.warning("%s refused max_tokens or temperature (%s): requests now carry max_completion_tokens and no "
+                    "temperature or top_p; a reasoning model samples at its own temperature", self.endpoint.model,
+                    why[:200])
+
     def chat(self, messages: Messages, **overrides: Any) -> ChatResult:
         """One completion for ``messages``; ``overrides`` (temperature, max_tokens, top_p, seed) win
         over the config. Never raises for a failed request: see ``ChatResult.error``."""
@@ -284,7 +312,13 @@ class ChatClient:
                                   logprobs=stored.get("logprobs"))
         body = {"model": self.endpoint.model, "messages": [dict(m) for m in messages], **params}
         try:
-            data = self._send(body)
+            try:
+                data = self._send(body)
+            except _RefusesClassic as refused:  # reasoning="auto": this request once more, and every later one,
+                self._use_reasoning(str(refused))  # in the reasoning shape
+                params = self._params(overrides)
+                key = cache_key(self.endpoint.model, messages, params) if self._cache is not None else None
+                data = self._send({"model": self.endpoint.model, "messages": body["messages"], **params})
             text, reasoning = self._extract(data)
         except LLMError as exc:
             self.stats.add(failed=1)

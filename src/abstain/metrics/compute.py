@@ -20,11 +20,12 @@ Example:
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from abstain.data.abstentionbench import is_abstentionbench
 from abstain.metrics.aca import BehaviorValues, aca_metrics, idk_metrics
 from abstain.metrics.ab import ab_accuracy, ab_metrics
 from abstain.metrics.counts import Counts, kept
@@ -35,7 +36,8 @@ from abstain.metrics.ua import du_discrimination_metrics, ua_metrics
 from abstain.metrics.within_count import WITHIN_COUNT_KEYS, cue_baselines, within_count
 from abstain.schema import JUDGED_FIELDS, ScoredRow, dataset_of
 
-__all__ = ["HEADLINE", "FAMILIES", "Family", "MetricsConfig", "compute_metrics", "metric_block"]
+__all__ = ["AB_HEADLINE", "HEADLINE", "FAMILIES", "Family", "MetricsConfig", "compute_metrics", "headline",
+           "metric_block"]
 
 #: the metrics every summary shows first (``abstain metrics``, ``eval``, ``compare``, the harness tasks' tables)
 HEADLINE = (
@@ -44,6 +46,21 @@ HEADLINE = (
     "cue.le2_discrimination", "cue.best_discrimination", "r1.u_clar",
     "aca.behavior_score", "aca.idk_score", "ab.f1", "ab.precision", "ab.recall",
 )
+#: AbstentionBench's own headline (:mod:`abstain.metrics.macro`), after :data:`HEADLINE` where rows are its items
+AB_HEADLINE = ("ab.macro.f1", "ab.macro.recall")
+
+
+def headline(*metrics: Mapping[str, object]) -> tuple[str, ...]:
+    """The headline keys of one or more metric dicts (one per column): :data:`HEADLINE`, then :data:`AB_HEADLINE`
+    when one of them counts AbstentionBench rows (``n.abstentionbench``, :func:`compute_metrics`).
+
+    Example:
+        >>> headline({"n.abstentionbench": 0}) == HEADLINE
+        True
+        >>> headline({"n.abstentionbench": 0}, {"n.abstentionbench": 4})[-2:]
+        ('ab.macro.f1', 'ab.macro.recall')
+    """
+    return HEADLINE + AB_HEADLINE if any(m.get("n.abstentionbench") for m in metrics) else HEADLINE
 
 Value = float | int | list[float] | None
 
@@ -183,9 +200,11 @@ def _macro(groups: dict[str, list[ScoredRow]], config: MetricsConfig) -> dict[st
 def compute_metrics(rows: Sequence[ScoredRow], config: MetricsConfig | None = None) -> dict[str, Value]:
     """All metrics for ``rows``; the same per ``category`` under ``by_category.<name>.`` and, when the rows
     come from several datasets (:func:`abstain.schema.dataset_of`), per dataset under ``by_source.<name>.``,
-    with AbstentionBench's macro average over them (``ab.macro.*``, :mod:`abstain.metrics.macro`)."""
+    with AbstentionBench's macro average over them (``ab.macro.*``, :mod:`abstain.metrics.macro`), and how many rows
+    are AbstentionBench's (``n.abstentionbench``, :func:`abstain.data.abstentionbench.is_abstentionbench`)."""
     config = config or MetricsConfig()
     out = metric_block(rows, config)
+    out["n.abstentionbench"] = sum(is_abstentionbench(row) for row in rows)
     datasets: dict[str, list[ScoredRow]] = {}
     for row in rows:
         datasets.setdefault(dataset_of(row), []).append(row)

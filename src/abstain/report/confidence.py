@@ -57,8 +57,8 @@ def confidence_tables(runs: Sequence[RunView]) -> list[Table]:
     return tables
 
 
-def risk_coverage_plot(runs: Sequence[RunView], name: str) -> bytes:
-    """Threshold curve(s) of ``answer_only`` and the explicit points, for estimator ``name``."""
+def risk_coverage_plot(runs: Sequence[RunView], name: str) -> bytes | None:
+    """Threshold curve(s) of ``answer_only`` and the explicit points, for estimator ``name``; None without either."""
     fig = Figure(figsize=(6.4, 4.6))
     ax = fig.subplots()
     drawn = False
@@ -87,17 +87,16 @@ def risk_coverage_plot(runs: Sequence[RunView], name: str) -> bytes:
     ax.set_xlabel("coverage (share of items answered)")
     ax.set_ylabel("risk (share of answers wrong)")
     ax.set_title(f"Risk–coverage: explicit abstention vs {name} threshold", fontsize=10)
+    if not drawn:
+        return None
     ax.grid(alpha=0.3)
-    if drawn:
-        ax.legend(fontsize=7)
-    else:
-        ax.text(0.5, 0.5, "no answer_only run to threshold", ha="center", va="center", transform=ax.transAxes)
+    ax.legend(fontsize=7)
     fig.tight_layout()
     return _png(fig)
 
 
-def reliability_plot(runs: Sequence[RunView], name: str) -> bytes:
-    """Accuracy against mean confidence per bin for probability estimator ``name``."""
+def reliability_plot(runs: Sequence[RunView], name: str) -> bytes | None:
+    """Accuracy against mean confidence per bin for probability estimator ``name``; None without bins."""
     fig = Figure(figsize=(5.6, 4.6))
     ax = fig.subplots()
     ax.plot([0, 1], [0, 1], color="#9e9e9e", linewidth=0.8, linestyle="--")
@@ -114,9 +113,10 @@ def reliability_plot(runs: Sequence[RunView], name: str) -> bytes:
     ax.set_xlabel(f"mean {name} (bin)")
     ax.set_ylabel("accuracy (bin)")
     ax.set_title(f"Reliability: {name}", fontsize=10)
+    if not n:
+        return None
     ax.grid(alpha=0.3)
-    if n:
-        ax.legend(fontsize=7)
+    ax.legend(fontsize=7)
     fig.tight_layout()
     return _png(fig)
 
@@ -126,10 +126,10 @@ def confidence_plots(runs: Sequence[RunView]) -> dict[str, tuple[str, bytes]]:
     out: dict[str, tuple[str, bytes]] = {}
     for name in _estimators(runs):
         stem = name.replace(":", "_")
-        out[f"risk_coverage_{stem}"] = (f"Risk–coverage of a {name} threshold under answer_only, explicit abstention "
-                                        "as points", risk_coverage_plot(runs, name))
-        if any("reliability" in run.metrics.get("confidence", {}).get(name, {}) for run in runs):
-            out[f"reliability_{stem}"] = (f"Reliability diagram of {name}", reliability_plot(runs, name))
+        plots = {f"risk_coverage_{stem}": (f"Risk–coverage of a {name} threshold under answer_only, explicit "
+                                           "abstention as points", risk_coverage_plot(runs, name)),
+                 f"reliability_{stem}": (f"Reliability diagram of {name}", reliability_plot(runs, name))}
+        out.update({key: (caption, png) for key, (caption, png) in plots.items() if png is not None})
     return out
 
 

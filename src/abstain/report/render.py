@@ -7,6 +7,9 @@ with the runs side by side and deltas against the first, and the paired CI of ea
 top, each setting with every run's value (:mod:`abstain.report.generation`). Both are pure functions of those
 files, so ``abstain report DIR`` can re-render a run at any time.
 
+A page opens with the runs' settings and the headline table with its CIs (:data:`LEAD`), then the plots the
+runs define (:mod:`abstain.report.plots`: none that would say "undefined"), then every other table by section.
+
 Example::
 
     write_report("runs/demo")                        # runs/demo/report.html
@@ -42,6 +45,8 @@ thead th{background:#f3f3f3}thead th:first-child,tbody th{text-align:left}tbody 
 .caption{color:#555;font-size:0.9rem}img{max-width:100%;border:1px solid #eee;margin:0.5rem 0}
 code{background:#f6f6f6;padding:0.1rem 0.3rem}.warn{color:#b45309}
 """
+#: the sections shown before the plots: the runs' settings, then the headline metrics
+LEAD = ("Run", "Headline")
 #: the heading of a comparison's list of generation settings the runs differ in
 DIFFER = ("Generation settings differ: the runs did not generate alike, so their differences mix the models with "
           "these settings")
@@ -76,12 +81,16 @@ def _runs_table(runs: Sequence[RunView]) -> Table:
 
 
 def _plots(runs: Sequence[RunView], out: Path) -> dict[str, tuple[str, bytes]]:
+    """The plots the runs define, written to ``out/plots``; a plot they no longer define is removed there."""
     cols = columns(runs)
     (out / "plots").mkdir(parents=True, exist_ok=True)
     images = {}
     plots = {stem: (caption, fn(cols)) for stem, (caption, fn) in PLOTS.items()} | confidence_plots(runs)
     for stem, (caption, png) in plots.items():
         target = out / "plots" / f"{stem}.png"
+        if png is None:
+            target.unlink(missing_ok=True)
+            continue
         tmp = target.with_name(f".{target.name}.tmp")
         tmp.write_bytes(png)
         os.replace(tmp, target)  # atomic, as every file of a run
@@ -106,6 +115,8 @@ def _render(runs: Sequence[RunView], out: Path, stem: str, title: str) -> tuple[
     paired = paired_table(runs)
     if paired is not None:
         tables.append(paired)
+    lead = [t for t in tables if t.section in LEAD]  # settings and headline, before the plots
+    rest = [t for t in tables if t.section not in LEAD]
     images = _plots(runs, out)
     commands = [r.config.get("command") for r in runs if r.config.get("command")]
     differ = generation_differences([(r.label, r.config) for r in runs]) if len(runs) > 1 else []
@@ -116,9 +127,11 @@ def _render(runs: Sequence[RunView], out: Path, stem: str, title: str) -> tuple[
         md += [f"**{DIFFER}**", ""] + [f"- {d}" for d in differ] + [""]
     md.append("Values are fractions with bootstrap 95% CIs in brackets (items resampled); Δ is the "
               "difference to the first run. Metric definitions: docs/metrics.md in the abstain repository.\n")
-    md.append("## Plots\n")
-    md += [f"![{caption}](plots/{name}.png)\n" for name, (caption, _) in images.items()]
-    for section, group in _sections(tables):
+    md += [t.markdown() for t in lead]
+    if images:
+        md.append("## Plots\n")
+        md += [f"![{caption}](plots/{name}.png)\n" for name, (caption, _) in images.items()]
+    for section, group in _sections(rest):
         md.append(f"## {section}\n")
         md += [t.markdown() for t in group]
     md_path = out / f"{stem}.md"
@@ -130,7 +143,7 @@ def _render(runs: Sequence[RunView], out: Path, stem: str, title: str) -> tuple[
         for caption, png in images.values()
     )
     body = "".join(f"<h2>{html.escape(section)}</h2>" + "".join(t.html() for t in group)
-                   for section, group in _sections(tables))
+                   for section, group in _sections(rest))
     reproduce = "".join(f"<p>Reproduce: <code>{html.escape(c)}</code></p>" for c in commands)
     if differ:
         reproduce += (f"<p class=\"warn\"><strong>{html.escape(DIFFER)}</strong></p><ul class=\"warn\">"
@@ -140,7 +153,8 @@ def _render(runs: Sequence[RunView], out: Path, stem: str, title: str) -> tuple[
         f"<style>{CSS}</style></head><body><h1>{html.escape(title)}</h1>{reproduce}"
         "<p class=\"caption\">Values are fractions with bootstrap 95% CIs (items resampled); Δ is the difference "
         "to the first run.</p>"
-        f"<h2>Plots</h2>{figures}{body}</body></html>\n"
+        + "".join(t.html() for t in lead) + (f"<h2>Plots</h2>{figures}" if figures else "")
+        + f"{body}</body></html>\n"
     )
     html_path = out / f"{stem}.html"
     write_text(html_path, page)

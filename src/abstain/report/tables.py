@@ -5,7 +5,8 @@ protocol side by side, each later run showing its delta against the first. Cells
 bootstrap 95% CI and the delta. Every table is rectangular: its header has one cell per body column
 (the row-name column included). Tables come in sections: the metric families, categories,
 perturbations, one row per dataset (:func:`abstain.data.suites.dataset_of`), and the knowledge suites'
-AbstentionBench view.
+AbstentionBench view; the first, ``Headline``, holds the metrics every summary shows first
+(:func:`abstain.metrics.headline`).
 
 Example:
     >>> cols = [Column("idk", "idk", {"ua.acc": 0.5, "ua.acc_ci": [0.25, 0.75]}, None)]
@@ -28,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from abstain.metrics import AB_HEADLINE, headline
 from abstain.report.summary import ANSWERABLE_OUTCOMES, BEHAVIOR_OUTCOMES, UNANSWERABLE_OUTCOMES
 from abstain.runs import CONFIG, METRICS
 
@@ -39,6 +41,7 @@ __all__ = [
     "RunView",
     "Table",
     "columns",
+    "headline_table",
     "load_run",
     "metric_table",
     "report_tables",
@@ -71,6 +74,11 @@ SHORTCUT_CAPTION = ("discrimination = U-Ref - A-FU; du_discrimination = P(DATA_U
                     "\"refuse iff <= k numbers\"; cue.* = the rule \"refuse iff the question "
                     "states <= 2 numbers\" and the best such threshold on these items (no model: a shortcut "
                     "baseline), and how well the numeral count alone separates the labels (AUC)")
+HEADLINE_CAPTION = ("the metrics every summary shows first; ua.* is 0 where a count is 0 (UA-Bench's code), every "
+                    "other metric — where its denominator is 0")
+#: what the headline caption adds where the columns hold AbstentionBench items
+AB_CAPTION = ("; ab.macro.* = AbstentionBench's own headline, the unweighted mean over its datasets of the "
+              "abstention F1 and recall")
 COUNT_KEYS = ("n.answerable", "n.unanswerable", "n.format_errors", "n.judge_errors")
 KNOWLEDGE_KEYS = ("ab.f1", "ab.precision", "ab.recall", "ab.accuracy", "r1.a_fu")
 
@@ -285,11 +293,20 @@ def _distribution_table(cols: Sequence[Column]) -> Table:
                  "Metrics")
 
 
+def headline_table(cols: Sequence[Column]) -> Table:
+    """The headline metrics of the columns (:func:`abstain.metrics.headline`: with AbstentionBench's macro F1 and
+    recall when a column holds its items), with CIs and deltas, in section ``Headline``."""
+    keys = headline(*(c.metrics for c in cols))
+    caption = HEADLINE_CAPTION + (AB_CAPTION if set(AB_HEADLINE) <= set(keys) else "")
+    return metric_table("Headline", keys, cols, caption=caption, section="Headline")
+
+
 def report_tables(runs: Sequence[RunView]) -> list[Table]:
-    """Every table of a report (one run) or a comparison (several), in sections."""
+    """Every table of a report (one run) or a comparison (several), in sections, the headline first."""
     cols = columns(runs)
-    tables = [metric_table(f"{family} metrics", keys, cols, caption=FAMILY_CAPTIONS.get(family, ""),
-                           section="Metrics") for family, keys in FAMILY_KEYS.items()]
+    tables = [headline_table(cols)]
+    tables += [metric_table(f"{family} metrics", keys, cols, caption=FAMILY_CAPTIONS.get(family, ""),
+                            section="Metrics") for family, keys in FAMILY_KEYS.items()]
     tables.append(metric_table("Discrimination and the numeral-count shortcut", SHORTCUT_KEYS, cols,
                                caption=SHORTCUT_CAPTION, section="Metrics"))
     tables.append(metric_table("Counts", COUNT_KEYS, cols, section="Metrics"))

@@ -208,6 +208,9 @@ class GRPORecipe(Recipe):
 
     kind: Literal["grpo"]
     reward: str | dict[str, float] = Field(default="ternary", description="a preset or {preset: weight}")
+    reward_modules: list[str] = Field(default_factory=list, description="where presets of your own are registered "
+                                      "(register_preset): .py files (beside the recipe) or module names, imported "
+                                      "before `reward` is checked (abstain.train.rewards.user_presets)")
     reward_config: dict[str, Any] = Field(default_factory=dict, description="RewardConfig fields")
     judge: dict[str, Any] = Field(default_factory=dict, description="JudgeConfig fields (default: the rule judge "
                                   "with the preset's settings, e.g. lenient_format and answer_match math_verify for "
@@ -231,6 +234,14 @@ class GRPORecipe(Recipe):
         "batch_size / num_generations such informative groups (abstain.train.trainers.dynamic_sampling)")
     max_generation_batches: int = Field(default=4, ge=1, description="refill: generation rounds a step may sample, "
                                         "the first included (veRL's filter_groups.max_num_gen_batches)")
+
+    @field_validator("reward_modules")
+    @classmethod
+    def _import_reward_modules(cls, entries: list[str]) -> list[str]:
+        from abstain.train.rewards.user_presets import import_reward_modules
+
+        import_reward_modules(entries)
+        return entries
 
     @model_validator(mode="after")
     def _check_reward(self) -> GRPORecipe:
@@ -395,13 +406,24 @@ def _describe(error: ValidationError) -> str:
 
 def _relative_to(data: dict[str, Any], folder: Path) -> None:
     """Data files named relative to the recipe resolve against its folder (unless they exist from here)."""
+    def beside(value: str) -> str:
+        path = Path(os.path.expanduser(value))
+        return str(folder / path) if not path.is_absolute() and not path.exists() and (folder / path).exists() else value
+
     for section, key in (("data", "file"), ("validation", "file"), (None, "sft_file"), (None, "pairs_file"),
                          (None, "adapter")):
         node = data.get(section) if section else data
         if isinstance(node, dict) and isinstance(node.get(key), str):
-            path = Path(os.path.expanduser(node[key]))
-            if not path.is_absolute() and not path.exists() and (folder / path).exists():
-                node[key] = str(folder / path)
+            node[key] = beside(node[key])
+    if isinstance(data.get("reward_modules"), list):  # .py files of reward presets, absolute (module names as they are)
+        data["reward_modules"] = [_absolute(beside(m)) if isinstance(m, str) and m.endswith(".py") else m
+                                  for m in data["reward_modules"]]
+
+
+def _absolute(value: str) -> str:
+    """A file that exists, as an absolute path (a rerun from another folder names the same file); else as given."""
+    path = Path(os.path.expanduser(value))
+    return str(path.resolve()) if path.is_file() else value
 
 
 def load_recipe(name_or_file: str | os.PathLike[str], overrides: Sequence[str] = (),

@@ -443,7 +443,7 @@ def make_reward(spec: str | Mapping[str, float], protocol: str | None = None, **
         >>> make_reward("ternay")
         Traceback (most recent call last):
         ...
-        ValueError: unknown reward preset(s) ['ternay']; choose from ['abstain_r1', 'aca', 'format', 'idk_binary', 'rl_ua', 'ternary', 'ternary_ook']
+        ValueError: unknown reward preset(s) ['ternay']; choose from ['abstain_r1', 'aca', 'binary', 'format', 'idk_binary', 'rl_ua', 'ternary', 'ternary_ook']
     """
     weights = {spec: 1.0} if isinstance(spec, str) else {str(k): float(v) for k, v in spec.items()}
     if config.get("judge") is None:
