@@ -172,7 +172,7 @@ install-harness: $(HARNESS)
 
 # vLLM's CPU engine makes the demo's generation ~3.9x faster here (docs/evaluation.md#make-demo)
 demo: $(VLLM)
-	$(PY) -m abstain.demo
+	$(PY) -m abstain.cli.demo
 
 # ABSTAIN_REQUIRE_VLLM=1: a vLLM that fails to import fails the run (elsewhere its tests skip).
 # The venvs in two passes: three jobs at once where nothing else writes (llama.cpp compiles into build/ from the start,
@@ -228,7 +228,7 @@ bench: $(STAMP)
 # options or help, or to a recipe field; tests/test_docs.py fails while a page and the code disagree.
 .PHONY: docs
 docs: $(STAMP)
-	$(PY) -m abstain.reference_docs docs/reference
+	$(PY) -m abstain.cli.reference_docs docs/reference
 
 # A new lock: every venv built from pyproject's ranges in a fresh clone with an empty pip cache, frozen, and
 # `make test` run there on exactly that set; only then lock/*.txt are copied here (lock/README.md).

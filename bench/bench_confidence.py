@@ -42,7 +42,7 @@ def main() -> None:
     args = parser.parse_args()
 
     from abstain.backends import make_backend
-    from abstain.evaluation import EvalConfig, evaluate
+    from abstain.evaluation.run import EvalConfig, evaluate
 
     engine = make_backend("vllm:bundled", engine_args={"enable_prefix_caching": False})
 

@@ -20,7 +20,7 @@ from abstain.backends import GenerationConfig, make_backend  # sets OMP_WAIT_POL
 
 import torch  # noqa: E402
 
-from abstain.evaluation import EvalConfig, eval_prompts  # noqa: E402
+from abstain.evaluation.run import EvalConfig, eval_prompts  # noqa: E402
 from _results import report  # noqa: E402  bench/_results.py
 
 VARIANTS: dict[str, dict[str, Any]] = {

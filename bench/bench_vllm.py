@@ -45,7 +45,7 @@ def _timing(run) -> dict:  # type: ignore[no-untyped-def]
 
 
 def bench_eval(prompts: int, tokens: int, folder: Path) -> dict:
-    from abstain.evaluation import EvalConfig, evaluate
+    from abstain.evaluation.run import EvalConfig, evaluate
 
     def config(model: str, dtype: str | None = None) -> EvalConfig:
         return EvalConfig(model=model, suite="quick", limit=prompts, protocols=("idk",), max_tokens=tokens,
@@ -86,7 +86,7 @@ def bench_busy(tokens: int, folder: Path) -> dict:
     default >= 0.9x the one call."""
     from abstain.backends.vllm import VLLMBackend, VLLMOptions
     from abstain.backends import bundled_model_dir
-    from abstain.evaluation import EvalConfig, evaluate
+    from abstain.evaluation.run import EvalConfig, evaluate
 
     engine = VLLMBackend(str(bundled_model_dir()), VLLMOptions(dtype="float32"), name="vllm:bundled")
     out: dict = {}

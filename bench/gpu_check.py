@@ -94,9 +94,9 @@ def section_host(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _eval_once(args: argparse.Namespace, name: str, options: dict[str, Any]) -> dict[str, Any]:
-    from abstain.evaluation import EvalConfig, evaluate
+    from abstain.evaluation.folders import RESPONSES, SCORED
+    from abstain.evaluation.run import EvalConfig, evaluate
     from abstain.outcomes import outcome
-    from abstain.runs import RESPONSES, SCORED
     from abstain.schema import ResponseRow, ScoredRow, read_jsonl
 
     tiny = args.dry_run
@@ -291,8 +291,8 @@ def _missing() -> list[str]:
 
 def write_reference(run: Path) -> int:
     """The CPU reference: each item's greedy response and outcome, from a run folder made on a CPU in float32."""
+    from abstain.evaluation.folders import SCORED
     from abstain.outcomes import outcome
-    from abstain.runs import SCORED
     from abstain.schema import ScoredRow, read_jsonl
 
     config = json.loads((run / "config.json").read_text())

@@ -18,8 +18,8 @@ import pytest
 from typer.testing import CliRunner
 
 from abstain.cli import app
+from abstain.evaluation.folders import RunDir
 from abstain.protocols import get_protocol
-from abstain.runs import RunDir
 from abstain.schema import Behavior, DataError, ScoredRow
 
 pytest.importorskip("inspect_evals.abstention_bench")

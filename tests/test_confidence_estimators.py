@@ -12,7 +12,7 @@ from abstain.backends.token_scores import ScoredText
 from abstain.confidence import VERBALIZED_INSTRUCTION, parse_confidence, response_confidence
 from abstain.confidence.consistency import agreement
 from abstain.confidence.p_true import p_true_messages, p_true_value
-from abstain.evaluation import EvalConfig, eval_prompts
+from abstain.evaluation.run import EvalConfig, eval_prompts
 from abstain.parsing import answer_span, verbalized_confidence
 from abstain.schema import ResponseRow
 
@@ -84,7 +84,7 @@ def test_scored_text_spans_pickles_and_answer_prob():
 
 
 def test_a_probe_keeps_each_samples_confidence_and_their_mean():
-    from abstain.probe_file import ProbeRow, aggregate
+    from abstain.probing.file import ProbeRow, aggregate
     from abstain.schema import ScoredRow
 
     base = dict(id="q1", question="2+2?", answers=["4"], label="answerable", model="m", protocol="idk",

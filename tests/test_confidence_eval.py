@@ -18,9 +18,9 @@ from abstain.backends.base import GenerationConfig
 from abstain.backends.openai import OpenAIBackend
 from abstain.cli import app
 from abstain.confidence import response_confidence
+from abstain.evaluation.folders import RESPONSES, SCORED
 from abstain.outcomes import Outcome, outcome
 from abstain.report import write_compare
-from abstain.runs import RESPONSES, SCORED
 from abstain.schema import ResponseRow, ScoredRow, read_jsonl
 
 PROMPTS = [[{"role": "user", "content": "What is 2 + 3? Put the final answer in \\boxed{}."}],
@@ -132,7 +132,7 @@ def test_eval_confidence_end_to_end_and_rescoring(tmp_path, fixtures_dir):
 
 
 def test_a_backend_without_log_probabilities_is_refused_before_generating(tmp_path):
-    from abstain.evaluation import EvalConfig, evaluate
+    from abstain.evaluation.run import EvalConfig, evaluate
 
     class Plain:
         name = "plain"

@@ -9,9 +9,9 @@ import pytest
 from typer.testing import CliRunner
 
 from abstain.cli import app
-from abstain.cues import (AuditConfig, audit, best_threshold, numeral_count, numerals, pair_auc,
-                          threshold_discrimination)
 from abstain.data import load_benchmark
+from abstain.data.cues import (AuditConfig, audit, best_threshold, numeral_count, numerals, pair_auc,
+                          threshold_discrimination)
 from abstain.data.suites import load_suite
 from abstain.metrics import MetricsConfig, compute_metrics
 from abstain.metrics.within_count import within_count_point
@@ -166,7 +166,7 @@ def test_the_shortcut_on_real_benchmarks_and_the_cli(tmp_path):
 
 @pytest.mark.parametrize("operator", OPERATORS)
 def test_cue_matched_twins_keep_numerals_vague_words_and_length_and_stay_certified(operator):
-    from abstain.cues import numeral_count, vague_count
+    from abstain.data.cues import numeral_count, vague_count
 
     for index in range(12):
         pair = make_pair(seed=5, index=index, operator=operator, depth=2 + index % 3, cue_match=True)
@@ -191,7 +191,7 @@ def test_the_cue_matched_training_mix_passes_its_own_audit():
 
 
 def test_deep_twins_balance_the_hard_variants_numerals_at_any_size():
-    from abstain.cues import numeral_count
+    from abstain.data.cues import numeral_count
 
     cfg = MixConfig(n=1200, seed=21, unanswerable_ratio=0.35, hard_ratio=0.1, pair_twins=True)
     mixed = training_items(cfg)

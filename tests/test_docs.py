@@ -33,8 +33,8 @@ from markdown_pages import (
     repository_paths,
 )
 
-from abstain.reference_docs import PAGES, REGENERATE, page
-from abstain.reference_docs.cli import context, is_group, root_command
+from abstain.cli.reference_docs import PAGES, REGENERATE, page
+from abstain.cli.reference_docs.cli import context, is_group, root_command
 
 SHELL = {"bash", "sh", "shell", "console", "zsh", "shell-session"}
 _SEPARATORS = {"|", "||", "&&", ";", "&"}
@@ -315,7 +315,7 @@ def test_each_generated_reference_page_is_what_its_generator_prints(name):
 
 
 def test_the_generators_load_neither_torch_nor_trl():
-    script = ("import sys; from abstain.reference_docs import PAGES, page; [page(n) for n in PAGES]; "
+    script = ("import sys; from abstain.cli.reference_docs import PAGES, page; [page(n) for n in PAGES]; "
               "print(sorted(m for m in ('torch', 'trl', 'transformers', 'vllm') if m in sys.modules))")
     proc = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]

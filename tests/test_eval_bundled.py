@@ -19,8 +19,8 @@ import pytest
 from typer.testing import CliRunner
 
 from abstain.cli import app
-from abstain.evaluation import EvalConfig, evaluate
-from abstain.runs import RESPONSES, SCORED, row_key
+from abstain.evaluation.folders import RESPONSES, SCORED, row_key
+from abstain.evaluation.run import EvalConfig, evaluate
 from abstain.schema import ResponseRow, ScoredRow, read_jsonl
 
 ABSTAIN = str(Path(sys.executable).with_name("abstain"))

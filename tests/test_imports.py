@@ -1,10 +1,12 @@
-"""Every module imports cleanly in a fresh interpreter, and the package's imports form no cycle.
+"""Every module imports cleanly in a fresh interpreter, and the package's imports form no cycle and point down.
 
 A cycle hides until a user imports the modules in an unlucky order (``from abstain.scoring import
-score_rows`` once failed that way), so two checks: each ``abstain.*`` module is imported first, alone, in
+score_rows`` once failed that way), so: each ``abstain.*`` module is imported first, alone, in
 its own subprocess; and the graph of imports inside the package is acyclic — counting imports inside
 functions too (a lazy import is a dependency all the same: two modules that need each other are one
-module split in two), only ``if TYPE_CHECKING:`` blocks left out (they never run).
+module split in two), only ``if TYPE_CHECKING:`` blocks left out (they never run). On the same graph, no module
+imports a higher layer of :data:`LAYERS` (docs/design.md's dependency direction), and the package root holds only
+the shared core (:data:`ROOT_MODULES`), every other unit a package.
 """
 
 from __future__ import annotations
@@ -88,6 +90,53 @@ def package_imports(name: str) -> set[str]:
 
 def test_the_package_is_found():
     assert "abstain.scoring" in MODULES and "abstain.outcomes" in MODULES and len(MODULES) > 60
+
+
+#: the layers, lowest first: a module may import its own layer and those below, never one above. A module is in the
+#: layer of the longest name here that is it or a package holding it (``abstain.judges.audit`` above the judges).
+LAYERS: tuple[tuple[str, ...], ...] = (
+    # the formats everything reads; the evaluation and probing packages themselves import nothing, so that their
+    # file formats (run folders, probe files) load without the run
+    ("abstain.schema", "abstain.paths", "abstain.evaluation", "abstain.probing"),
+    ("abstain.parsing", "abstain.outcomes", "abstain.protocols", "abstain.llm", "abstain.backends.verbosity",
+     "abstain.data.cues", "abstain.evaluation.folders", "abstain.probing.file"),
+    ("abstain.backends", "abstain.judges"),
+    ("abstain.data", "abstain.scoring", "abstain.confidence"),
+    ("abstain.metrics", "abstain.synth", "abstain.judges.audit"),
+    ("abstain.train",),  # never the report, the evaluation run or the command line
+    ("abstain.report",),
+    ("abstain.evaluation.run", "abstain.evaluation.queries", "abstain.evaluation.backend",
+     "abstain.evaluation.estimate"),
+    ("abstain.probing.run",),
+    ("abstain.integrations",),
+    ("abstain", "abstain.cli", "abstain.__main__"),  # abstain: its public names, each loaded on first use
+)
+#: what the package root holds besides packages: the shared core
+ROOT_MODULES = {"__init__", "__main__", "schema", "parsing", "outcomes", "scoring", "paths"}
+
+
+def layer_of(module: str) -> int:
+    """The index in :data:`LAYERS` of ``module``'s layer."""
+    names = {name: i for i, layer in enumerate(LAYERS) for name in layer}
+    if module in names:
+        return names[module]
+    holders = [name for name in names if name != "abstain" and module.startswith(name + ".")]
+    if not holders:
+        raise KeyError(f"{module} is in no layer of tests/test_imports.py's LAYERS: add it there")
+    return names[max(holders, key=len)]
+
+
+def test_no_module_imports_a_higher_layer():
+    upward = [f"{m} (layer {layer_of(m)}) imports {t} (layer {layer_of(t)})"
+              for m in MODULES for t in sorted(package_imports(m)) if layer_of(t) > layer_of(m)]
+    assert not upward, "\n".join(upward)
+
+
+def test_the_root_holds_only_the_shared_core():
+    modules = {p.stem for p in PACKAGE.glob("*.py")}
+    packages = {p.name for p in PACKAGE.iterdir() if (p / "__init__.py").exists()}
+    assert modules == ROOT_MODULES, f"modules at the root besides the core: {sorted(modules - ROOT_MODULES)}"
+    assert {"evaluation", "probing", "judges", "cli"} <= packages
 
 
 def test_imports_form_no_cycle_lazy_ones_included():

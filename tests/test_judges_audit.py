@@ -10,8 +10,8 @@ from llama_server import MODEL_ALIAS
 from typer.testing import CliRunner
 
 from abstain.cli import app
-from abstain.audit import DEV_SET, agreement, audit_rows
 from abstain.judges import RuleJudge
+from abstain.judges.audit import DEV_SET, agreement, audit_rows
 from abstain.parsing import parse_response
 from abstain.schema import ResponseRow, read_jsonl
 

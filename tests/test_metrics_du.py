@@ -83,8 +83,8 @@ def test_the_paired_difference_by_hand(rows):
 
 def _run_folder(folder, rows):
     """A run folder as abstain eval writes one (config, scored rows, metrics), from scored rows."""
+    from abstain.evaluation.folders import RunDir
     from abstain.report.summary import run_metrics
-    from abstain.runs import RunDir
 
     record = {"model": folder.name, "suite": "hand", "protocols": ["attribution"], "resamples": 200}
     run = RunDir(folder)

@@ -12,8 +12,8 @@ import itertools
 import numpy as np
 import pytest
 
-from abstain.audit import DEV_SET
 from abstain.judges import RuleJudge
+from abstain.judges.audit import DEV_SET
 from abstain.metrics import MetricsConfig, compute_metrics
 from abstain.metrics.counts import ABSTAINED, CLARIFIED, CORRECT, OUTCOMES, REFUSED, SHAPE, row_cell
 from abstain.outcomes import (

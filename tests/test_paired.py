@@ -10,12 +10,12 @@ import pytest
 from typer.testing import CliRunner
 
 from abstain.cli import app
+from abstain.evaluation.folders import SCORED, RunDir, write_json
 from abstain.judges import RuleJudge
 from abstain.metrics import MetricsConfig, compute_metrics
 from abstain.metrics.paired import PAIRED_KEYS, PairedConfig, PairedCounts, paired_delta
 from abstain.metrics.within_count import within_count_point
 from abstain.report import run_metrics, write_compare
-from abstain.runs import SCORED, RunDir, write_json
 from abstain.schema import Pred, ResponseRow, read_jsonl, write_jsonl
 from abstain.scoring import score_rows
 

@@ -1,5 +1,5 @@
 """Before a run against a remote ``openai:`` server: the request count and token estimate first, then ``--yes``, a
-question on a terminal, or a refusal that writes nothing (abstain.request_estimate, abstain.cli.confirm).
+question on a terminal, or a refusal that writes nothing (abstain.evaluation.estimate, abstain.cli.confirm).
 
 The refusals need no server: the remote URL (TEST-NET-3, never routed) is never contacted. The runs that go ahead
 send to the real llama.cpp server, made to count as remote with ``ABSTAIN_TREAT_AS_REMOTE=1``, through the
@@ -22,11 +22,11 @@ from openai_gateway import Gateway
 from typer.testing import CliRunner
 
 from abstain.cli import app
-from abstain.evaluation import EvalConfig, eval_prompts
+from abstain.evaluation.estimate import REMOTE_ENV, estimate_requests, is_remote
+from abstain.evaluation.folders import RESPONSES
+from abstain.evaluation.run import EvalConfig, eval_prompts
 from abstain.judges import JudgeConfig
-from abstain.probe_run import ProbeConfig
-from abstain.request_estimate import REMOTE_ENV, estimate_requests, is_remote
-from abstain.runs import RESPONSES
+from abstain.probing.run import ProbeConfig
 from abstain.schema import ResponseRow, dump_row
 
 REMOTE = "http://203.0.113.7:9/v1"  # TEST-NET-3: documentation only, never routed

@@ -13,11 +13,11 @@ import abstain.report.plots
 import abstain.report.summary
 import abstain.report.tables
 from abstain.cli import app
+from abstain.evaluation.folders import RunDir, write_json
 from abstain.judges import RuleJudge
 from abstain.outcomes import is_abstention, is_refusal
 from abstain.metrics import MetricsConfig, compute_metrics
 from abstain.report import load_run, report_tables, run_metrics, write_compare, write_report
-from abstain.runs import RunDir, write_json
 from abstain.schema import ResponseRow, read_jsonl
 from abstain.scoring import score_rows
 

@@ -19,11 +19,11 @@ from html.parser import HTMLParser
 import pytest
 
 from abstain.data import dataset_of, load_benchmark
+from abstain.evaluation.folders import RunDir, write_json
 from abstain.judges import RuleJudge
 from abstain.metrics import AB_HEADLINE, HEADLINE
 from abstain.report import columns, load_run, run_metrics, write_report
 from abstain.report.plots import PLOTS, behavior_plot, f1_plot, refusal_accuracy_plot, tradeoff_plot
-from abstain.runs import RunDir, write_json
 from abstain.schema import ResponseRow
 from abstain.scoring import score_rows
 

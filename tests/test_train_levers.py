@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from abstain.probe_file import PROBE, ProbeRow
+from abstain.probing.file import PROBE, ProbeRow
 from abstain.schema import DataError, Item, write_jsonl
 from abstain.train.data.build import load_items
 from abstain.train.recipe import DataSpec
@@ -66,7 +66,7 @@ def test_a_problem_missing_from_the_probe_is_an_error_naming_the_item(tmp_path):
 
 
 def test_synthesis_depths_and_cue_matching_reach_the_training_mix():
-    from abstain.cues import numeral_count
+    from abstain.data.cues import numeral_count
     from abstain.train.recipe import SynthSpec
 
     spec = DataSpec(synth=SynthSpec(n=24, seed=5, unanswerable_ratio=0.5, pair_twins=True, depths=(2,)))

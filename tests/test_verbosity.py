@@ -19,8 +19,8 @@ import warnings
 import pytest
 from typer.testing import CliRunner
 
+from abstain.backends.verbosity import LIBRARIES, VERBOSE_ENV, quiet_third_party
 from abstain.cli import app
-from abstain.verbosity import LIBRARIES, VERBOSE_ENV, quiet_third_party
 
 #: the environment variables quiet_third_party may set (restored after each in-process test)
 TOUCHED = (VERBOSE_ENV, "VLLM_LOGGING_LEVEL", "TRANSFORMERS_VERBOSITY", "TORCH_CPP_LOG_LEVEL")
@@ -50,7 +50,7 @@ def test_quiet_by_default_loud_when_asked_and_the_users_own_level_is_kept(clean_
     quiet_third_party()
     assert os.environ["VLLM_LOGGING_LEVEL"] == "ERROR" and os.environ["TRANSFORMERS_VERBOSITY"] == "error"
     assert logging.getLogger("vllm").level == logging.ERROR and logging.getLogger("torch").level == logging.ERROR
-    assert not _warns_from("torch.distributed") and _warns_from("abstain.evaluation")  # abstain's own still show
+    assert not _warns_from("torch.distributed") and _warns_from("abstain.evaluation.run")  # abstain's own still show
 
     clean_env.setenv(VERBOSE_ENV, "1")  # a later call follows the switch, over its own earlier choice
     quiet_third_party()

@@ -24,9 +24,9 @@ from abstain.backends import make_backend
 from abstain.backends.base import GenerationConfig, MissingDependencyError
 from abstain.cli import app
 from abstain.data import load_suite
-from abstain.evaluation import EvalConfig, evaluate
+from abstain.evaluation.folders import RESPONSES
+from abstain.evaluation.run import EvalConfig, evaluate
 from abstain.protocols import get_protocol
-from abstain.runs import RESPONSES
 from abstain.schema import ResponseRow, ScoredRow, read_jsonl
 
 if importlib.util.find_spec("vllm") is None:

@@ -10,6 +10,10 @@
 #   s0-disjoint  the same SFT on items that share no question with the RL items (the start of the RL arms), its probe
 #   rtuning      R-Tuning: the start's probe -> probe-data --kind rtuning (+ the twins' refusals) -> SFT from the base
 #   sweep        the GRPO learning rate on validation: 40 steps of grpo-ternary at 1e-5 and 5e-5
+#   arms         R-Tuning and the three GRPO arms (60 steps each at the picked rate, the best validation checkpoint)
+#   validation | test | transfer
+#                every arm evaluated on that split (greedy, 64 tokens), the start probed on it (p-hat for the
+#                competence metrics), and the table (table.py); test and transfer are run once, at the end
 # MODEL picks the base (default bundled; e.g. MODEL=hf:Qwen/Qwen2.5-1.5B-Instruct on a GPU, where the vllm: backend
 # and the GRPO rollouts use the GPU's engine unchanged).
 set -euo pipefail
@@ -72,17 +76,51 @@ grpo() {  # grpo NAME REWARD ADVANTAGE LR STEPS: one GRPO arm from the start, va
     --set "learning_rate=$4" --set "steps=$5" --out "$OUT/$1" $(resume "$OUT/$1")
 }
 
+sweep() {
+  s0_disjoint
+  grpo sweep-ternary-1e-5 ternary grpo 1.0e-5 40
+  grpo sweep-ternary-5e-5 ternary grpo 5.0e-5 40
+  [ -f "$OUT/sweep.md" ] || $PY $HERE/pick.py "$OUT/sweep-ternary-1e-5" "$OUT/sweep-ternary-5e-5" > "$OUT/sweep.md"
+  cat "$OUT/sweep.md"
+}
+
+arms() {
+  sweep
+  rtuning
+  lr=$(sed -n 's/^picked: .*(learning rate \([0-9.e+-]*\),.*/\1/p' "$OUT/sweep.md")
+  grpo grpo-binary binary grpo "$lr" 60
+  grpo grpo-ternary ternary grpo "$lr" 60
+  grpo grpo-tiar ternary tiar "$lr" 60
+}
+
+evaluate() {  # evaluate SPLIT: every arm on the split, the start's probe of it, the table
+  local split=$1 dir="$OUT/eval/$1"
+  mkdir -p "$dir"
+  [ -f "$OUT/data/$split-answerable.jsonl" ] || grep '"label": *"answerable"' "$OUT/data/$split.jsonl" \
+    > "$OUT/data/$split-answerable.jsonl"
+  [ -f "$OUT/probe-start-$split/probe.jsonl" ] || $ABSTAIN probe --model "vllm:$OUT/s0-disjoint/final" \
+    --data "$OUT/data/$split-answerable.jsonl" "${ENGINE[@]}" --protocol idk --k 16 --temperature 1.0 --max-tokens 64 \
+    --batch-size 64 --seed $SEED --out "$OUT/probe-start-$split"
+  run() {  # run ARM MODEL PROTOCOL...: one abstain eval (resumes when cut short)
+    local arm=$1 model=$2; shift 2
+    $ABSTAIN eval --model "vllm:$model" --data "$OUT/data/$split.jsonl" "${ENGINE[@]}" "$@" --max-tokens 64 \
+      --probe "$OUT/probe-start-$split" --out "$dir/$arm" > "$dir/$arm.log"
+  }
+  run base "$MODEL" --protocol idk --protocol answer_only
+  run start "$OUT/s0-disjoint/final" --protocol idk --protocol answer_only --confidence logprob
+  for arm in rtuning grpo-binary grpo-ternary grpo-tiar; do run $arm "$OUT/$arm/final" --protocol idk; done
+  $PY $HERE/table.py "$OUT" "$split" | tee "$OUT/table-$split.md"
+}
+
 data
 case "$STAGE" in
   probe) probe base "$MODEL" ;;
   s0) probe base "$MODEL"; sft s0 "$OUT/rows/s0.jsonl"; probe s0 "$OUT/s0/final" ;;
   s0-disjoint) s0_disjoint ;;
   rtuning) s0_disjoint; rtuning ;;
-  sweep)  # the higher validation truth.truthfulness wins, ties to the lower rate
-    s0_disjoint
-    grpo sweep-ternary-1e-5 ternary grpo 1.0e-5 40
-    grpo sweep-ternary-5e-5 ternary grpo 5.0e-5 40
-    $PY $HERE/pick.py "$OUT/sweep-ternary-1e-5" "$OUT/sweep-ternary-5e-5" | tee "$OUT/sweep.md" ;;
+  sweep) sweep ;;  # the higher validation truth.truthfulness wins, ties to the lower rate
+  arms) arms ;;
+  validation|test|transfer) arms; evaluate "$STAGE" ;;
   *) echo "stage $STAGE: not written yet (docs/experiments/abstention-pays.md says what is pre-registered)" >&2
      exit 2 ;;
 esac

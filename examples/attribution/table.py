@@ -12,7 +12,7 @@ CI excluding 0); P(DATA_UNCERTAIN | answerable) and the boxed share (eligibility
 arm and benchmark of the folder's items, the DU discrimination, its within-count version and the cue baseline.
 
 The within-count values are computed here from each run's ``scored.jsonl`` with the current numeral-count
-bins (one per exact count, :func:`abstain.cues.count_bin`), with the stream and resamples ``abstain eval``
+bins (one per exact count, :func:`abstain.data.cues.count_bin`), with the stream and resamples ``abstain eval``
 uses, not read from ``metrics.json``: a run scored before issue 36 holds values of the old <= 2 / 3-4 / >= 5
 bins there.
 """
@@ -25,9 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
+from abstain.evaluation.folders import SCORED, RunDir
 from abstain.metrics.paired import PairedConfig, paired_delta
 from abstain.metrics.within_count import WITHIN_COUNT_KEYS, within_count
-from abstain.runs import SCORED, RunDir
 from abstain.schema import Pred, ScoredRow, dataset_of
 
 CONFIG = PairedConfig(resamples=2000)

@@ -12,8 +12,8 @@ import json
 import sys
 from pathlib import Path
 
+from abstain.evaluation.folders import SCORED, RunDir
 from abstain.metrics.confidence import answered_scores, auroc
-from abstain.runs import SCORED, RunDir
 from abstain.schema import ScoredRow
 
 

@@ -18,9 +18,9 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
+from abstain.evaluation.folders import SCORED
 from abstain.outcomes import is_refusal
 from abstain.schema import ScoredRow, benchmark_of, read_jsonl
-from abstain.runs import SCORED
 
 NUMBER = re.compile(r"\d+(?:\.\d+)?")
 BINS = (("≤ 2 numbers", 0, 2), ("3–4 numbers", 3, 4), ("≥ 5 numbers", 5, 10**9))

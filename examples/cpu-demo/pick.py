@@ -17,8 +17,8 @@ from pathlib import Path
 
 import numpy as np
 
+from abstain.evaluation.folders import SCORED, RunDir
 from abstain.metrics.paired import PairedConfig, paired_delta, paired_values
-from abstain.runs import SCORED, RunDir
 from abstain.schema import ScoredRow
 
 PARTS = (("val-cue", "r1.discrimination"), ("val-plain", "r1.discrimination_within_count"))

@@ -13,7 +13,7 @@ Reads the pipeline folder (``--stage``: the stage whose adapter is shipped, with
 trained in another folder, e.g. by the ablation) and the evaluation folders of the final comparison (``base``
 and ``--arm``) for the measured numbers the card states, beside the numeral-count shortcut's own score
 (``cue.le2_discrimination``). The card also states the shortcut audit of each stage's training data
-(:func:`abstain.cues.audit`, as ``abstain cues --recipe`` prints it). ``--out`` defaults to
+(:func:`abstain.data.cues.audit`, as ``abstain cues --recipe`` prints it). ``--out`` defaults to
 ``src/abstain/data/models/bundled-abstain``.
 """
 
@@ -55,7 +55,7 @@ def _stage_line(name: str, recipe: dict) -> str:
 
 def _audit_line(name: str, folder: Path) -> str:
     """The shortcut audit of a stage's training data (its recipe's data, drawn again)."""
-    from abstain.cues import AuditConfig, audit
+    from abstain.data.cues import AuditConfig, audit
     from abstain.train.data.build import load_items
     from abstain.train.recipe import load_recipe
 

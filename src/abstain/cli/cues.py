@@ -6,7 +6,7 @@ Example (shell)::
     abstain cues --suite transfer --json cues.json     # a suite
     abstain cues --recipe cpu-demo-sft                 # the training mix a recipe draws
 
-How much of the data a surface rule solves without reading the problem (:mod:`abstain.cues`): per dataset and
+How much of the data a surface rule solves without reading the problem (:mod:`abstain.data.cues`): per dataset and
 over all items, the AUC of the numeral count, the length and the vague-quantity words for the label
 ``unanswerable``, a cross-validated logistic regression on every surface feature together, and the cue
 baselines ("refuse iff <= 2 numbers", the best numeral threshold), each with a cluster-bootstrap 95% CI.
@@ -119,7 +119,7 @@ def _long_table(report: dict[str, Any], title: str) -> Table:
 
 
 def _summary(report: dict[str, Any]) -> list[tuple[str, Any]]:
-    from abstain.cues import summary_rows
+    from abstain.data.cues import summary_rows
 
     return summary_rows(report)
 
@@ -148,7 +148,7 @@ def register(app: typer.Typer) -> None:
         seed: int = typer.Option(0, help="Bootstrap and cross-validation seed."),
     ) -> None:
         """How much of a benchmark a surface shortcut solves: numeral count, length, vague words, all together."""
-        from abstain.cues import AuditConfig, audit
+        from abstain.data.cues import AuditConfig, audit
 
         with friendly_errors():
             source, items = load_cue_items(file, suite, recipe)

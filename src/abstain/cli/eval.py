@@ -26,10 +26,10 @@ from abstain.cli.metrics import UNDEFINED_NOTE
 from abstain.cli.score import close_judge
 from abstain.cli.suites import suite_help
 from abstain.confidence import ESTIMATORS
-from abstain.evaluation import EvalConfig, EvalProgress, evaluate
+from abstain.evaluation.folders import REPORT_HTML
+from abstain.evaluation.run import EvalConfig, EvalProgress, evaluate
 from abstain.metrics import headline
 from abstain.protocols import PROTOCOLS
-from abstain.runs import REPORT_HTML
 
 __all__ = ["RichProgress", "protocols_table", "register", "run_resumable"]
 
@@ -95,7 +95,8 @@ def backend_options(pairs: Sequence[str]) -> dict[str, Any]:
 
 def run_resumable(run: Callable[..., Any], config: Any, out: Path, judge: JudgeFlags,
                   options: dict[str, Any] | None = None) -> Any:
-    """``run(config, out, progress=..., judge=...)`` (``evaluate``, ``abstain.probe_run.run_probe``) under a progress bar.
+    """``run(config, out, progress=..., judge=...)`` (``evaluate``, :func:`abstain.probing.run.run_probe`) under a
+    progress bar.
 
     An interrupt or a backend/server failure exits naming the folder and how to resume; the judge is
     closed either way. Example: ``result = run_resumable(evaluate, EvalConfig(...), Path("runs/x"), judge)``.

@@ -45,7 +45,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Probe a model's knowledge boundary: k samples per item, p̂ per item, out of knowledge when none is correct."""
         from abstain.cli.eval import backend_options, run_resumable
-        from abstain.probe_run import ProbeConfig, run_probe
+        from abstain.probing.run import ProbeConfig, run_probe
 
         with friendly_errors():
             config = ProbeConfig(model=model, protocol=protocol, suite=suite, data=str(data) if data else None, k=k,
@@ -81,7 +81,7 @@ def register(app: typer.Typer) -> None:
         """Build R-Tuning / RFT SFT rows or DPO pairs from a probe, every target confirmed by abstain's scorer."""
         with friendly_errors():
             from abstain.data.guard import check_training
-            from abstain.probe_file import read_probe
+            from abstain.probing.file import read_probe
             from abstain.schema import write_jsonl
             from abstain.train.data.probe_data import ProbeDataConfig, dpo_rows, rft_rows, rtuning_rows
 

@@ -9,9 +9,9 @@ import typer
 
 from abstain.cli.common import console, fail, friendly_errors, progress_bar
 from abstain.cli.judge_flags import JudgeFlags, judge_flags
+from abstain.evaluation.folders import CONFIG, RESPONSES
 from abstain.judges.base import Judge
 from abstain.judges.options import JudgeConfig
-from abstain.runs import CONFIG, RESPONSES
 from abstain.schema import DataError, ResponseRow, read_jsonl, response_key
 from abstain.scoring import Scored
 from abstain.scoring import score as score_responses

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from abstain.data.abstentionbench_port import PREFIX, dataset_names, item_of
-from abstain.evaluation import EvalConfig
+from abstain.evaluation.run import EvalConfig
 from abstain.integrations.import_common import Imported, inspect_run, unscored_row, write_folder
 from abstain.judges.base import Judgment
 from abstain.judges.correctness import correctness_precheck

@@ -2,7 +2,7 @@
 
 A :class:`HarnessTask` (suite or data file, one protocol, the judge, seed, limit, shots, token budget) names
 the ``abstain eval`` run it stands for (:meth:`HarnessTask.eval_config`). Its samples are that run's prompts
-in that run's order (:func:`abstain.evaluation.eval_prompts`); a completion is scored as the run scores it
+in that run's order (:func:`abstain.evaluation.run.eval_prompts`); a completion is scored as the run scores it
 (``ResponseRow`` → :func:`abstain.scoring.score_rows` with the run's judge); the metrics are the run's
 ``metrics.json`` block for the protocol (:func:`abstain.report.summary.run_metrics`) over the scored rows put
 back in item order, whatever order the harness finished them in. So Inspect, lm-evaluation-harness and
@@ -30,12 +30,12 @@ from functools import cached_property
 from typing import Any
 
 from abstain.data.suites import SUITES
-from abstain.evaluation import EvalConfig, Prompts, eval_prompts
+from abstain.evaluation.folders import row_key
+from abstain.evaluation.run import EvalConfig, Prompts, eval_prompts
 from abstain.judges import Judge, JudgeConfig
 from abstain.outcomes import outcome
 from abstain.protocols import PROTOCOLS
 from abstain.report.summary import run_metrics
-from abstain.runs import row_key
 from abstain.schema import DataError, Item, Message, ResponseRow, ScoredRow
 from abstain.scoring import score_rows
 

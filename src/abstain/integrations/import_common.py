@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from abstain.evaluation.folders import METRICS, RESPONSES, SCORED, RunDir, write_json
 from abstain.integrations.generation import InspectRun
-from abstain.runs import METRICS, RESPONSES, SCORED, RunDir, write_json
 from abstain.judges.base import Judgment
 from abstain.parsing import parse_response
 from abstain.schema import JUDGED_FIELDS, DataError, Item, ResponseRow, ScoredRow

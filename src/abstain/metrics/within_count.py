@@ -1,7 +1,7 @@
 """Discrimination the numeral-count shortcut cannot explain, and the shortcut's own score on the same items.
 
 ``r1.discrimination_within_count``: the rows are split by the exact number of numerals their question states
-(:func:`abstain.cues.count_bin`: one bin per count, 0, 1, 2, 3, 4, 5, ...); in every bin that holds both
+(:func:`abstain.data.cues.count_bin`: one bin per count, 0, 1, 2, 3, 4, 5, ...); in every bin that holds both
 labels, U-Ref - A-FU of that bin (refusal = a boxed abstention, :func:`abstain.outcomes.is_refusal`, as
 ``r1.u_ref``); the bins averaged with weights min(n_answerable, n_unanswerable) of the bin (items, not
 samples); undefined when no bin holds both labels. Every rule "refuse iff the question states <= k numbers"
@@ -18,11 +18,11 @@ quoted.)
 ``cue.*``: what the shortcut itself reaches on these items, from the questions and labels alone (no
 response is read) — ``cue.le2_discrimination`` ("refuse iff <= 2 numerals"), ``cue.best_discrimination`` and
 ``cue.best_threshold`` (the best numeral threshold on this data: an upper bound of the shortcut) and
-``cue.number_count_auc`` (:mod:`abstain.cues`). A model's discrimination below ``cue.le2_discrimination``
+``cue.number_count_auc`` (:mod:`abstain.data.cues`). A model's discrimination below ``cue.le2_discrimination``
 is beaten by a one-line rule.
 
 Example:
-    >>> from abstain.cues import numeral_count
+    >>> from abstain.data.cues import numeral_count
     >>> from abstain.schema import ScoredRow
     >>> def row(i, q, label, refused):
     ...     return ScoredRow(id=str(i), question=q, answers=[] if label == "unanswerable" else ["1"], label=label,
@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from abstain.cues import AuditConfig, count_bin, numeral_count, shortcut_baselines
+from abstain.data.cues import AuditConfig, count_bin, numeral_count, shortcut_baselines
 from abstain.metrics.counts import Counts
 from abstain.metrics.r1 import r1_refusal_metrics
 from abstain.metrics.ua import du_discrimination_metrics

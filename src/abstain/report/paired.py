@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from abstain.evaluation.folders import SCORED
 from abstain.metrics.paired import PairedConfig, paired_delta
 from abstain.report.tables import Cell, RunView, Table
-from abstain.runs import SCORED
 from abstain.schema import ScoredRow, read_jsonl
 
 __all__ = ["PAIRED_REPORT_KEYS", "paired_table"]

@@ -24,13 +24,13 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from abstain.evaluation.folders import REPORT_HTML, REPORT_MD
 from abstain.judges.options import JudgeConfig
 from abstain.report.confidence import confidence_plots, confidence_tables
 from abstain.report.generation import generation_differences
 from abstain.report.paired import paired_table
 from abstain.report.plots import PLOTS
 from abstain.report.tables import Cell, RunView, Table, columns, load_run, report_tables
-from abstain.runs import REPORT_HTML, REPORT_MD
 from abstain.schema import write_text
 
 __all__ = ["write_compare", "write_report"]

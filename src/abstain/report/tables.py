@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from abstain.evaluation.folders import CONFIG, METRICS
 from abstain.metrics import AB_HEADLINE, headline
 from abstain.report.summary import ANSWERABLE_OUTCOMES, BEHAVIOR_OUTCOMES, UNANSWERABLE_OUTCOMES
-from abstain.runs import CONFIG, METRICS
 
 __all__ = [
     "CATEGORY_KEYS",

@@ -2,12 +2,12 @@
 
 A twin made by deleting a quantity states one number fewer than its original, and "some", "a few" or
 "some of" appear in twins only — surface cues a model can learn instead of checking the problem
-(:mod:`abstain.cues`). GSM-IC's remedy, applied to *both* sides of a pair: each member gets one more
+(:mod:`abstain.data.cues`). GSM-IC's remedy, applied to *both* sides of a pair: each member gets one more
 sentence, in the same place, about the same entity that nothing in the problem asks about, and the two
 sentences are chosen so that, with them, the pair agrees on
 
-* the numeral count (:func:`abstain.cues.numeral_count`) — exactly,
-* the vague-quantity words (:func:`abstain.cues.vague_count`) — exactly,
+* the numeral count (:func:`abstain.data.cues.numeral_count`) — exactly,
+* the vague-quantity words (:func:`abstain.data.cues.vague_count`) — exactly,
 * the length in characters — within ``length_tolerance`` (10%) of the original's.
 
 A twin that lost a number gets a sentence that states one ("Gina has 23 marbles.") while its original
@@ -20,7 +20,7 @@ member's ``graph``, so certification still proves the original answerable and th
 
 Example:
     >>> from abstain.synth.missing_premise import make_pair
-    >>> from abstain.cues import numeral_count, vague_count
+    >>> from abstain.data.cues import numeral_count, vague_count
     >>> pair = make_pair(seed=11, index=0, operator="numerical_value_removal", cue_match=True)
     >>> a, u = pair.original.question, pair.twin.question
     >>> numeral_count(a) == numeral_count(u), vague_count(a) == vague_count(u), abs(len(u) - len(a)) <= 0.1 * len(a)
@@ -33,7 +33,7 @@ import random
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from abstain.cues import numeral_count, vague_count
+from abstain.data.cues import numeral_count, vague_count
 from abstain.synth.graph import Fact
 from abstain.synth.render import Layout, Voice
 

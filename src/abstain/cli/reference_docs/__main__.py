@@ -1,4 +1,5 @@
-"""``python -m abstain.reference_docs [FOLDER]``: write the generated reference pages into FOLDER (docs/reference).
+"""``python -m abstain.cli.reference_docs [FOLDER]``: write the generated reference pages into FOLDER
+(docs/reference).
 
 Without FOLDER, print them to stdout instead (each after a ``<!-- name -->`` line).
 """
@@ -8,7 +9,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from abstain.reference_docs import PAGES, page
+from abstain.cli.reference_docs import PAGES, page
 
 
 def main(argv: list[str]) -> None:

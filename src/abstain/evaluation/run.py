@@ -32,13 +32,13 @@ from abstain.backends.base import Backend, GenerationConfig
 from abstain.confidence import TOP_LOGPROBS, asks_verbalized, parse_confidence, response_confidence, with_verbalized
 from abstain.data.fewshot import choose_demos
 from abstain.data.suites import SUITES, ItemSet, benchmark_of, items_digest, load_custom, load_suite
-from abstain.eval_backend import Borrowed, check_logprobs, chunk_results, needs_logprobs, reads_tokens
-from abstain.eval_queries import Sampling, pending, query_names, run_query
+from abstain.evaluation.backend import Borrowed, check_logprobs, chunk_results, needs_logprobs, reads_tokens
+from abstain.evaluation.folders import METRICS, RESPONSES, SCORED, TIMING, RunDir, row_key, write_json
+from abstain.evaluation.queries import Sampling, pending, query_names, run_query
 from abstain.judges import Judge, JudgeConfig
 from abstain.judges.options import RUNTIME_FIELDS
 from abstain.protocols import MAIN_PROTOCOLS, get_protocol
 from abstain.report.summary import run_metrics
-from abstain.runs import METRICS, RESPONSES, SCORED, TIMING, RunDir, row_key, write_json
 from abstain.schema import Item, Message, ResponseRow, ScoredRow
 from abstain.scoring import score_rows
 

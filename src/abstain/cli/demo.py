@@ -10,8 +10,8 @@ else on transformers.
 
 Example::
 
-    python -m abstain.demo            # the same as `make demo`
-    python -m abstain.demo runs/other # another output folder
+    python -m abstain.cli.demo            # the same as `make demo`
+    python -m abstain.cli.demo runs/other # another output folder
 """
 
 from __future__ import annotations

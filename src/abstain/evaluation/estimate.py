@@ -31,8 +31,8 @@ from urllib.parse import urlsplit
 
 from abstain.confidence import estimator_of, samples_of
 from abstain.confidence.p_true import p_true_prompt
-from abstain.evaluation import EvalConfig, eval_prompts
-from abstain.runs import RESPONSES, SCORED
+from abstain.evaluation.folders import RESPONSES, SCORED
+from abstain.evaluation.run import EvalConfig, eval_prompts
 from abstain.schema import Message
 
 __all__ = ["REMOTE_ENV", "Pass", "RequestEstimate", "estimate_requests", "is_remote", "prompt_tokens"]
@@ -167,7 +167,7 @@ def estimate_requests(config: EvalConfig, out: str | os.PathLike[str] | None = N
     tokens = [prompt_tokens(m) for m in prompts.messages]
     per_prompt = 1 if config.generation().greedy else config.samples
 
-    size = config.batch_size  # a chunk with a row missing is generated again whole (abstain.evaluation)
+    size = config.batch_size  # a chunk with a row missing is generated again whole (abstain.evaluation.run)
     chunks = [range(s, min(s + size, len(keys))) for s in range(0, len(keys), size)]
     todo = [i for c in chunks if any(k not in answered for j in c for k in keys[j]) for i in c]
     passes = [Pass("responses", len(todo) * per_prompt, sum(tokens[i] for i in todo) * per_prompt,

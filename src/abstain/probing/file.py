@@ -11,9 +11,9 @@ the judged one. Samples the judge could not decide (``judge_error``) count in ne
 ``n_judged``; an unanswerable item has no correct answer, so it is always out of knowledge.
 
 This module is the probe *file* (rows, aggregation, reading): what training reads, so it imports no
-evaluation code. Running a probe (:func:`abstain.probe_run.run_probe`) sits above evaluation.
+evaluation code. Running a probe (:func:`abstain.probing.run.run_probe`) sits above evaluation.
 
-Example (aggregation alone; :func:`abstain.probe_run.run_probe` generates the samples first):
+Example (aggregation alone; :func:`abstain.probing.run.run_probe` generates the samples first):
     >>> from abstain.schema import ScoredRow
     >>> base = dict(id="q1", question="2+2?", answers=["4"], label="answerable", model="m", protocol="idk",
     ...             format_ok=True, answer=None)

@@ -1,9 +1,10 @@
 """The generated reference pages of the manual (``docs/reference/``): what the code says, never edited by hand.
 
-Each page is a function of the code alone — the command line (:mod:`abstain.reference_docs.cli`, from the typer
-app) and the recipe schema (:mod:`abstain.reference_docs.recipes`, from the pydantic models) — so a test compares
-the committed page with what the generator prints now. ``make docs`` (``python -m abstain.reference_docs
-docs/reference``) rewrites them.
+Each page is a function of the code alone — the command line (:mod:`abstain.cli.reference_docs.cli`, from the
+typer app) and the recipe schema (:mod:`abstain.cli.reference_docs.recipes`, from the pydantic models) — so a test
+compares the committed page with what the generator prints now. ``make docs`` (``python -m
+abstain.cli.reference_docs docs/reference``) rewrites them. The command line never imports this package (it is no
+command: :mod:`abstain.cli`).
 
 Example:
     >>> sorted(PAGES)
@@ -19,10 +20,10 @@ import importlib
 __all__ = ["PAGES", "REGENERATE", "page"]
 
 #: page file name -> the module whose ``markdown()`` writes it
-PAGES = {"cli.md": "abstain.reference_docs.cli", "recipes.md": "abstain.reference_docs.recipes"}
+PAGES = {"cli.md": "abstain.cli.reference_docs.cli", "recipes.md": "abstain.cli.reference_docs.recipes"}
 
 #: how to rewrite the pages (what a stale page's test failure says)
-REGENERATE = "make docs  (or: python -m abstain.reference_docs docs/reference)"
+REGENERATE = "make docs  (or: python -m abstain.cli.reference_docs docs/reference)"
 
 
 def page(name: str) -> str:

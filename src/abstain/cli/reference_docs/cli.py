@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from abstain.reference_docs.markdown import cell, code, rst, slug, table, text
+from abstain.cli.reference_docs.markdown import cell, code, rst, slug, table, text
 
 __all__ = ["commands", "context", "is_group", "markdown", "parameters", "root_command", "subcommands"]
 
@@ -28,7 +28,7 @@ the help in `src/abstain/cli/`, not here. `abstain COMMAND --help` prints the sa
 value (`--set a=1 --set b=2`); a flag's default is the form that applies when neither is given.
 """
 
-_PACKAGE = Path(__file__).resolve().parents[1]  # src/abstain
+_PACKAGE = Path(__file__).resolve().parents[2]  # src/abstain
 #: a parameter's type as the page names it (typer's own click says str, int ...; click says text, integer ...)
 _TYPES = {"str": "text", "int": "integer", "float": "number", "bool": "boolean", "path": "path", "text": "text",
           "integer": "integer"}

@@ -28,7 +28,7 @@ from abstain.scoring import score_rows
 
 __all__ = ["AUDITED", "Agreement", "DEV_SET", "agreement", "audit_rows"]
 
-DEV_SET = Path(__file__).resolve().parent / "data" / "judge_dev" / "dev.jsonl"
+DEV_SET = Path(__file__).resolve().parents[1] / "data" / "judge_dev" / "dev.jsonl"
 NONE = "none"
 
 #: audited field -> (human label column, labels in display order)

@@ -1,5 +1,5 @@
 """Running a knowledge-boundary probe: an ``abstain eval`` run with ``k`` samples per item at a temperature
-above 0, folded into ``probe.jsonl`` (:mod:`abstain.probe_file`: the rows, p̂ and out-of-knowledge).
+above 0, folded into ``probe.jsonl`` (:mod:`abstain.probing.file`: the rows, p̂ and out-of-knowledge).
 
 Example::
 
@@ -16,9 +16,9 @@ from typing import Any
 
 from abstain.backends.base import Backend
 from abstain.data.suites import SUITES
-from abstain.evaluation import EvalConfig, EvalProgress, Run, evaluate
+from abstain.evaluation.run import EvalConfig, EvalProgress, Run, evaluate
 from abstain.judges import Judge, JudgeConfig
-from abstain.probe_file import PROBE, ProbeRow, aggregate
+from abstain.probing.file import PROBE, ProbeRow, aggregate
 from abstain.schema import write_jsonl
 
 __all__ = ["ProbeConfig", "ProbeResult", "run_probe"]
@@ -54,7 +54,7 @@ class ProbeConfig:
             raise ValueError("--protocol takes one protocol: the one the model will be trained in")
 
     def eval_config(self) -> EvalConfig:
-        """The :class:`~abstain.evaluation.EvalConfig` of the sampling run."""
+        """The :class:`~abstain.evaluation.run.EvalConfig` of the sampling run."""
         return EvalConfig(model=self.model, suite=self.suite, data=self.data, protocols=(self.protocol,),
                           samples=self.k, temperature=self.temperature, top_p=self.top_p,
                           max_tokens=self.max_tokens, seed=self.seed, judge=self.judge or JudgeConfig(),

@@ -24,8 +24,8 @@ from abstain.backends.base import Backend, GenerationConfig
 from abstain.confidence import TOP_LOGPROBS, estimator_of, samples_of
 from abstain.confidence.consistency import SAMPLING_SEED_OFFSET, agreement
 from abstain.confidence.p_true import p_true_messages, p_true_value
-from abstain.eval_backend import chunk_results
-from abstain.runs import RESPONSES, RunDir
+from abstain.evaluation.backend import chunk_results
+from abstain.evaluation.folders import RESPONSES, RunDir
 from abstain.schema import Message, ResponseRow
 
 __all__ = ["Progress", "Sampling", "pending", "query_names", "run_query"]
@@ -34,7 +34,7 @@ Messages = dict[tuple[str, str | None], list[Message]]
 
 
 class Progress(Protocol):
-    """What a pass reports to (``abstain.evaluation.EvalProgress``)."""
+    """What a pass reports to (``abstain.evaluation.run.EvalProgress``)."""
 
     def phase(self, name: str, total: int, done: int) -> None: ...
 

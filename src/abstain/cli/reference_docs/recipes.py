@@ -24,7 +24,7 @@ import yaml
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-from abstain.reference_docs.markdown import cell, code, rst, slug, table, text
+from abstain.cli.reference_docs.markdown import cell, code, rst, slug, table, text
 from abstain.train.recipe import KINDS, Recipe, shipped_recipes
 
 __all__ = ["markdown", "sections", "type_name"]
