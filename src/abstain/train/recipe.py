@@ -100,9 +100,9 @@ class Recipe(BaseModel):
     """Fields every trainer shares."""
 
     model_config = _STRICT
-    kind: str
+    kind: str = Field(description="the trainer: grpo | sft | dpo (pipeline: a recipe of stages)")
     name: str = Field(description="the recipe's name (the default run folder: runs/<name>)")
-    description: str = ""
+    description: str = Field(default="", description="one line on what the recipe trains (abstain train recipes)")
     model: str = Field(default="bundled", description="bundled | hf:<dir or hub id> | a training run folder")
     data: DataSpec | None = Field(default=None, description="the training items (GRPO; SFT unless sft_file)")
     validation: ValidationSpec | None = Field(default=None, description="items the policy answers while it trains "
@@ -114,15 +114,16 @@ class Recipe(BaseModel):
     epochs: float | None = Field(default=None, gt=0, description="passes over the data (when steps is not set)")
     learning_rate: float = Field(gt=0, description="peak learning rate")
     lr_scheduler: str = Field(default="linear", description="transformers scheduler name")
-    warmup_ratio: float = Field(default=0.0, ge=0, lt=1)
+    warmup_ratio: float = Field(default=0.0, ge=0, lt=1, description="share of the steps over which the learning "
+                                "rate rises linearly from 0 to its peak")
     batch_size: int = Field(ge=1, description="the global batch: rows per optimizer step over all processes (GRPO: "
                             "completions; SFT / DPO: examples), split over the processes (abstain.train.trainers.distributed)")
     micro_batch_size: int | None = Field(default=None, ge=1, description="rows per process per forward pass: the "
                                          "gradient accumulation follows (default: batch_size / processes)")
     gradient_accumulation_steps: int = Field(default=1, ge=1, description="forward passes per optimizer step "
                                              "(with micro_batch_size: leave it at 1, it follows)")
-    max_grad_norm: float = Field(default=1.0, gt=0)
-    weight_decay: float = Field(default=0.0, ge=0)
+    max_grad_norm: float = Field(default=1.0, gt=0, description="gradients are clipped to this global norm")
+    weight_decay: float = Field(default=0.0, ge=0, description="AdamW's decoupled weight decay")
     dtype: Literal["auto", "bfloat16", "float16", "float32"] = Field(
         default="auto", description="the weights' precision (base, reference model, rollouts, final/): auto is "
         "bfloat16 on a GPU that supports it, float32 on a CPU (abstain.train.trainers.policy)")
@@ -140,7 +141,8 @@ class Recipe(BaseModel):
     adapter: str | None = Field(default=None, description="continue training this LoRA adapter (a run folder "
                                 "or an adapter folder) on top of `model`")
     save_steps: int = Field(default=50, ge=1, description="checkpoint every N steps (--resume starts there)")
-    save_total_limit: int = Field(default=2, ge=1)
+    save_total_limit: int = Field(default=2, ge=1, description="checkpoints kept (the oldest go first; the best "
+                                  "validation's is always kept)")
     threads: int = Field(default=2, ge=1, description="torch CPU threads of the machine (N processes on it: "
                          "threads // N each)")
     report_to: list[str] = Field(default_factory=list, description="experiment trackers the main process reports "
@@ -206,7 +208,7 @@ class Recipe(BaseModel):
 class GRPORecipe(Recipe):
     """``abstain train grpo``: GRPO with an abstain reward preset and GRPO / TIAR / coupled advantages."""
 
-    kind: Literal["grpo"]
+    kind: Literal["grpo"] = Field(description="grpo: GRPO with an abstain reward")
     reward: str | dict[str, float] = Field(default="ternary", description="a preset or {preset: weight}")
     reward_modules: list[str] = Field(default_factory=list, description="where presets of your own are registered "
                                       "(register_preset): .py files (beside the recipe) or module names, imported "
@@ -215,16 +217,22 @@ class GRPORecipe(Recipe):
     judge: dict[str, Any] = Field(default_factory=dict, description="JudgeConfig fields (default: the rule judge "
                                   "with the preset's settings, e.g. lenient_format and answer_match math_verify for "
                                   "abstain_r1, its authors' judge)")
-    advantage: Literal["grpo", "tiar", "coupled"] = "tiar"
-    tiar_lambda: float = 1.0
-    coupled_decimals: int | None = None
+    advantage: Literal["grpo", "tiar", "coupled"] = Field(
+        default="tiar", description="grpo: TRL's group-normalized advantage; tiar: plus lambda(1 - 2p) on each "
+        "abstention, p the group's share of correct answers (TIAR); coupled: the authors' code, lambda(1 - 2p) folded "
+        "into the abstentions' rewards before normalizing (abstain.train.rewards.advantages)")
+    tiar_lambda: float = Field(default=1.0, description="lambda of tiar and coupled (TruthRL's tira_lambda: 0.3)")
+    coupled_decimals: int | None = Field(default=None, description="coupled only: round lambda(1 - 2p) to this many "
+                                         "decimals (the authors' code: 3)")
     num_generations: int = Field(default=4, ge=2, description="completions per prompt (the GRPO group)")
     max_completion_length: int = Field(default=64, ge=1, description="generation budget per completion")
-    temperature: float = Field(default=1.0, gt=0)
-    top_p: float = Field(default=1.0, gt=0, le=1)
+    temperature: float = Field(default=1.0, gt=0, description="sampling temperature of the rollouts")
+    top_p: float = Field(default=1.0, gt=0, le=1, description="nucleus sampling mass of the rollouts")
     beta: float = Field(default=0.0, ge=0, description="KL coefficient (TRL's default 0)")
     loss_type: str = Field(default="dapo", description="TRL's loss_type")
-    scale_rewards: Literal["group", "batch", "none"] = "group"
+    scale_rewards: Literal["group", "batch", "none"] = Field(
+        default="group", description="TRL's scale_rewards: divide the advantages by the group's reward std, the "
+        "batch's, or not at all (Dr. GRPO)")
     rollout: Literal["transformers", "vllm"] = Field(default="transformers", description="who samples the "
                                                      "completions: TRL's generate, or vLLM fed the policy's weights "
                                                      "every step (abstain.train.trainers.rollout)")
@@ -275,7 +283,7 @@ class SFTRecipe(Recipe):
     ``abstain probe-data`` …).
     """
 
-    kind: Literal["sft"]
+    kind: Literal["sft"] = Field(description="sft: supervised fine-tuning")
     targets: dict[str, Any] = Field(default_factory=dict, description="TargetConfig fields, plus aca_mix "
                                     "('ELICIT=0.4,COND=0.3,ABS=0.3') and on_fail (error | drop)")
     sft_file: str | None = Field(default=None, description="prompt/completion JSONL instead of building targets")
@@ -304,7 +312,7 @@ class SFTRecipe(Recipe):
 class DPORecipe(Recipe):
     """``abstain train dpo``: DPO on prompt/chosen/rejected pairs (e.g. from a probe file)."""
 
-    kind: Literal["dpo"]
+    kind: Literal["dpo"] = Field(description="dpo: DPO on preference pairs")
     pairs_file: str | None = Field(default=None, description="DPO pairs JSONL (prompt, chosen, rejected)")
     beta: float = Field(default=0.1, gt=0, description="DPO's beta")
     max_length: int = Field(default=512, ge=16, description="longest prompt + chosen (or rejected) in tokens")
@@ -335,9 +343,10 @@ class PipelineRecipe(BaseModel):
 
     model_config = _STRICT
     kind: Literal["pipeline"]
-    name: str
-    description: str = ""
-    stages: list[Stage] = Field(min_length=1)
+    name: str = Field(description="the pipeline's name (the default run folder: runs/<name>)")
+    description: str = Field(default="", description="one line on what the pipeline trains")
+    stages: list[Stage] = Field(min_length=1, description="the stages in order, each a recipe with overrides "
+                                "(a later stage names an earlier one's output, e.g. adapter={out}/sft)")
 
     def stage_recipes(self, out: str) -> list[tuple[Stage, Recipe]]:
         """Each stage with its loaded recipe (``{out}`` in overrides replaced); errors name the stage."""

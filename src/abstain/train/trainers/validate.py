@@ -38,7 +38,7 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 __all__ = ["VALIDATION_KEYS", "ValidationCallback", "answers", "load_best", "report", "validation_callback"]
 
 VALIDATION_KEYS = ("r1.a_acc", "r1.a_fu", "r1.u_ref", "ab.precision", "ab.recall", "ab.f1", "ua.acc",
-                   "aca.behavior_score")
+                   "aca.behavior_score", "truth.acc", "truth.hallucination", "truth.abstain", "truth.truthfulness")
 RECORD = "validation.json"
 
 
