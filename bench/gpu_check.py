@@ -94,7 +94,7 @@ def section_host(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _eval_once(args: argparse.Namespace, name: str, options: dict[str, Any]) -> dict[str, Any]:
-    from abstain.evaluation.folders import RESPONSES, SCORED
+    from abstain.records.runs import RESPONSES, SCORED
     from abstain.evaluation.run import EvalConfig, evaluate
     from abstain.outcomes import outcome
     from abstain.schema import ResponseRow, ScoredRow, read_jsonl
@@ -291,7 +291,7 @@ def _missing() -> list[str]:
 
 def write_reference(run: Path) -> int:
     """The CPU reference: each item's greedy response and outcome, from a run folder made on a CPU in float32."""
-    from abstain.evaluation.folders import SCORED
+    from abstain.records.runs import SCORED
     from abstain.outcomes import outcome
     from abstain.schema import ScoredRow, read_jsonl
 

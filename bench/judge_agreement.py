@@ -5,7 +5,7 @@ AbstentionBench asks; its grader, read from the installed port, decided each row
 responses, with the same judge model, this asks abstain's own ``ABSTENTION`` prompt
 (:func:`abstain.judges.detect_abstention`) and runs the rule judge (``abstain score --judge rule``: an abstention is
 :func:`abstain.outcomes.is_abstention` of the rule-judged row), then reports each judge's agreement with the grader
-and Cohen's kappa (:func:`abstain.judges.audit.agreement`: a verdict a judge could not give counts as a
+and Cohen's kappa (:func:`abstain.evaluation.audit.agreement`: a verdict a judge could not give counts as a
 disagreement) per dataset (:func:`abstain.schema.dataset_of`: AbstentionBench's grouping) and over all rows.
 
     python bench/judge_agreement.py runs/agree-freshqa runs/agree-lite \\
@@ -20,10 +20,10 @@ import argparse
 from collections import defaultdict
 from pathlib import Path
 
-from abstain.evaluation.folders import RunDir
+from abstain.records.runs import RunDir
 from abstain.judges import VerdictError, make_judge, parse_verdict
 from abstain.judges.abstentionbench import read_grade
-from abstain.judges.audit import agreement
+from abstain.evaluation.audit import agreement
 from abstain.judges.prompts import ABSTENTION, judge_messages
 from abstain.llm import ChatClient, ClientConfig, Endpoint
 from abstain.outcomes import is_abstention

@@ -18,7 +18,7 @@ import pytest
 from typer.testing import CliRunner
 
 from abstain.cli import app
-from abstain.evaluation.folders import RunDir
+from abstain.records.runs import RunDir
 from abstain.protocols import get_protocol
 from abstain.schema import Behavior, DataError, ScoredRow
 

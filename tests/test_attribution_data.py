@@ -9,7 +9,7 @@ from typer.testing import CliRunner
 
 from abstain.cli import app
 from abstain.data.real_text import umwp_pairs
-from abstain.probing.file import ProbeRow, ProbeSample
+from abstain.records.probes import ProbeRow, ProbeSample
 from abstain.schema import DataError, read_jsonl, write_jsonl
 from abstain.scoring import score_completions
 from abstain.train.data.attribution_data import CHECK, AttributionConfig, attribution_rows

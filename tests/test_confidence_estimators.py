@@ -84,7 +84,7 @@ def test_scored_text_spans_pickles_and_answer_prob():
 
 
 def test_a_probe_keeps_each_samples_confidence_and_their_mean():
-    from abstain.probing.file import ProbeRow, aggregate
+    from abstain.records.probes import ProbeRow, aggregate
     from abstain.schema import ScoredRow
 
     base = dict(id="q1", question="2+2?", answers=["4"], label="answerable", model="m", protocol="idk",

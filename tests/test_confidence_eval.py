@@ -18,7 +18,7 @@ from abstain.backends.base import GenerationConfig
 from abstain.backends.openai import OpenAIBackend
 from abstain.cli import app
 from abstain.confidence import response_confidence
-from abstain.evaluation.folders import RESPONSES, SCORED
+from abstain.records.runs import RESPONSES, SCORED
 from abstain.outcomes import Outcome, outcome
 from abstain.report import write_compare
 from abstain.schema import ResponseRow, ScoredRow, read_jsonl

@@ -19,7 +19,7 @@ import pytest
 from typer.testing import CliRunner
 
 from abstain.cli import app
-from abstain.evaluation.folders import RESPONSES, SCORED, row_key
+from abstain.records.runs import RESPONSES, SCORED, row_key
 from abstain.evaluation.run import EvalConfig, evaluate
 from abstain.schema import ResponseRow, ScoredRow, read_jsonl
 

@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from abstain.cli import app
 from abstain.data import load_suite
-from abstain.evaluation.folders import RunDir
+from abstain.records.runs import RunDir
 from abstain.evaluation.run import EvalConfig, parse_protocols
 from abstain.judges import JudgeConfig
 from abstain.protocols import MAIN_PROTOCOLS

@@ -233,7 +233,7 @@ def test_export_verl_refuses_abstain_test_questions_verbatim_or_wrapped_unless_o
 
 
 def test_sft_data_and_probe_data_refuse_evaluation_inputs(tmp_path, held):
-    from abstain.probing.file import ProbeRow, ProbeSample
+    from abstain.records.probes import ProbeRow, ProbeSample
     from abstain.train.data.probe_data import ProbeDataConfig, dpo_rows, rft_rows, rtuning_rows
 
     items = tmp_path / "items.jsonl"

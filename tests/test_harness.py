@@ -22,7 +22,7 @@ from typer.testing import CliRunner
 
 from abstain.cli import app
 from abstain.data.suites import SUITES
-from abstain.evaluation.folders import RunDir
+from abstain.records.runs import RunDir
 from abstain.integrations.harness import HarnessTask, flat_metrics, top_level
 from abstain.integrations.lm_eval.task_yamls import metric_names, task_name, task_yamls, tasks_dir
 from abstain.outcomes import outcome

@@ -24,7 +24,7 @@ import pytest
 from typer.testing import CliRunner
 
 from abstain.cli import app
-from abstain.evaluation.folders import RunDir
+from abstain.records.runs import RunDir
 from abstain.integrations.lm_eval.task_yamls import task_name, tasks_dir
 from abstain.outcomes import outcome
 from abstain.schema import ScoredRow

@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 
 from abstain.cli import app
 from abstain.data.suites import SUITES
-from abstain.evaluation.folders import RunDir
+from abstain.records.runs import RunDir
 from abstain.integrations.harness import HarnessTask
 from abstain.integrations.imports import import_inspect, import_lm_eval
 from abstain.integrations.lm_eval.task_yamls import task_name, tasks_dir

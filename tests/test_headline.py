@@ -16,7 +16,7 @@ from abstain.cli import app
 from abstain.cli.eval import protocols_table
 from abstain.data import dataset_of, load_benchmark
 from abstain.data.abstentionbench import is_abstentionbench
-from abstain.evaluation.folders import RunDir, write_json
+from abstain.records.runs import RunDir, write_json
 from abstain.judges import RuleJudge
 from abstain.metrics import AB_HEADLINE, HEADLINE, MetricsConfig, compute_metrics, headline
 from abstain.report import run_metrics

@@ -93,21 +93,19 @@ def test_the_package_is_found():
 
 
 #: the layers, lowest first: a module may import its own layer and those below, never one above. A module is in the
-#: layer of the longest name here that is it or a package holding it (``abstain.judges.audit`` above the judges).
+#: layer of the longest name here that is it or a package holding it (``abstain.backends.verbosity`` below the other backends).
 LAYERS: tuple[tuple[str, ...], ...] = (
-    # the formats everything reads; the evaluation and probing packages themselves import nothing, so that their
-    # file formats (run folders, probe files) load without the run
-    ("abstain.schema", "abstain.paths", "abstain.evaluation", "abstain.probing"),
+    # the formats everything reads: the run folder and the probe file (abstain.records) import only the schema
+    ("abstain.schema", "abstain.paths", "abstain.records"),
     ("abstain.parsing", "abstain.outcomes", "abstain.protocols", "abstain.llm", "abstain.backends.verbosity",
-     "abstain.data.cues", "abstain.evaluation.folders", "abstain.probing.file"),
+     "abstain.data.cues"),
     ("abstain.backends", "abstain.judges"),
     ("abstain.data", "abstain.scoring", "abstain.confidence"),
-    ("abstain.metrics", "abstain.synth", "abstain.judges.audit"),
+    ("abstain.metrics", "abstain.synth"),
     ("abstain.train",),  # never the report, the evaluation run or the command line
     ("abstain.report",),
-    ("abstain.evaluation.run", "abstain.evaluation.queries", "abstain.evaluation.backend",
-     "abstain.evaluation.estimate"),
-    ("abstain.probing.run",),
+    ("abstain.evaluation",),
+    ("abstain.probing",),
     ("abstain.integrations",),
     ("abstain", "abstain.cli", "abstain.__main__"),  # abstain: its public names, each loaded on first use
 )

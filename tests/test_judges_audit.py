@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from abstain.cli import app
 from abstain.judges import RuleJudge
-from abstain.judges.audit import DEV_SET, agreement, audit_rows
+from abstain.evaluation.audit import DEV_SET, agreement, audit_rows
 from abstain.parsing import parse_response
 from abstain.schema import ResponseRow, read_jsonl
 

@@ -93,7 +93,7 @@ def test_abstain_metrics_adds_the_competence_metrics_of_a_probe(tmp_path):
     from typer.testing import CliRunner
 
     from abstain.cli import app
-    from abstain.probing.file import PROBE, ProbeRow
+    from abstain.records.probes import PROBE, ProbeRow
     from abstain.schema import write_jsonl
 
     p_hat = {"e": 0.9, "m": 0.5, "h": 0.1}
@@ -121,7 +121,7 @@ def test_abstain_metrics_adds_the_competence_metrics_of_a_probe(tmp_path):
 
 
 def _probe_of(folder, items, p_hats):
-    from abstain.probing.file import PROBE, ProbeRow
+    from abstain.records.probes import PROBE, ProbeRow
     from abstain.schema import write_jsonl
 
     folder.mkdir(exist_ok=True)

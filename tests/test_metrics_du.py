@@ -83,7 +83,7 @@ def test_the_paired_difference_by_hand(rows):
 
 def _run_folder(folder, rows):
     """A run folder as abstain eval writes one (config, scored rows, metrics), from scored rows."""
-    from abstain.evaluation.folders import RunDir
+    from abstain.records.runs import RunDir
     from abstain.report.summary import run_metrics
 
     record = {"model": folder.name, "suite": "hand", "protocols": ["attribution"], "resamples": 200}

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from abstain.judges import RuleJudge
-from abstain.judges.audit import DEV_SET
+from abstain.evaluation.audit import DEV_SET
 from abstain.metrics import MetricsConfig, compute_metrics
 from abstain.metrics.counts import ABSTAINED, CLARIFIED, CORRECT, OUTCOMES, REFUSED, SHAPE, row_cell
 from abstain.outcomes import (

@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from abstain.cli import app
-from abstain.evaluation.folders import SCORED, RunDir, write_json
+from abstain.records.runs import SCORED, RunDir, write_json
 from abstain.judges import RuleJudge
 from abstain.metrics import MetricsConfig, compute_metrics
 from abstain.metrics.paired import PAIRED_KEYS, PairedConfig, PairedCounts, paired_delta

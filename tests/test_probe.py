@@ -8,7 +8,7 @@ from typer.testing import CliRunner
 
 from abstain.cli import app
 from abstain.data.guard import overlaps
-from abstain.probing.file import ProbeRow, ProbeSample, aggregate, read_probe
+from abstain.records.probes import ProbeRow, ProbeSample, aggregate, read_probe
 from abstain.probing.run import ProbeConfig, run_probe
 from abstain.schema import DataError, ScoredRow, write_jsonl
 from abstain.train.data.probe_data import DPORow, ProbeDataConfig, dpo_rows, rft_rows, rtuning_rows

@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 
 from abstain.cli import app
 from abstain.evaluation.estimate import REMOTE_ENV, estimate_requests, is_remote
-from abstain.evaluation.folders import RESPONSES
+from abstain.records.runs import RESPONSES
 from abstain.evaluation.run import EvalConfig, eval_prompts
 from abstain.judges import JudgeConfig
 from abstain.probing.run import ProbeConfig

@@ -13,7 +13,7 @@ import abstain.report.plots
 import abstain.report.summary
 import abstain.report.tables
 from abstain.cli import app
-from abstain.evaluation.folders import RunDir, write_json
+from abstain.records.runs import RunDir, write_json
 from abstain.judges import RuleJudge
 from abstain.outcomes import is_abstention, is_refusal
 from abstain.metrics import MetricsConfig, compute_metrics

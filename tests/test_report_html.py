@@ -19,7 +19,7 @@ from html.parser import HTMLParser
 import pytest
 
 from abstain.data import dataset_of, load_benchmark
-from abstain.evaluation.folders import RunDir, write_json
+from abstain.records.runs import RunDir, write_json
 from abstain.judges import RuleJudge
 from abstain.metrics import AB_HEADLINE, HEADLINE
 from abstain.report import columns, load_run, run_metrics, write_report

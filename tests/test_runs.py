@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from abstain.evaluation.folders import RESPONSES, ConfigMismatch, RunDir, row_key
+from abstain.records.runs import RESPONSES, ConfigMismatch, RunDir, row_key
 from abstain.schema import DataError, ResponseRow, read_jsonl
 
 

@@ -109,7 +109,7 @@ def test_duplicate_rows_are_an_error_naming_both_lines(fixtures_dir, tmp_path):
 
 def test_score_from_run_rebuilds_the_judge_the_run_recorded(tmp_path, fixtures_dir):
     from abstain.data import load_suite
-    from abstain.evaluation.folders import RESPONSES, RunDir
+    from abstain.records.runs import RESPONSES, RunDir
     from abstain.evaluation.run import EvalConfig
     from abstain.judges import JudgeConfig
 

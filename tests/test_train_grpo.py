@@ -269,7 +269,7 @@ def test_an_rl_ua_stage_reads_beyond_me_from_the_probe(tmp_path, small_model_dir
     `rl_ua`, every problem kept with its probe's p-hat (``p_range: null``); a problem never solved makes
     MODEL_UNCERTAIN right, so the reward profile has no always-abstain margin and gives no collapse warning."""
     from abstain.data.real_text import umwp_pairs
-    from abstain.probing.file import PROBE, ProbeRow
+    from abstain.records.probes import PROBE, ProbeRow
     from abstain.schema import write_jsonl
 
     pairs, _ = umwp_pairs(2, seed=0)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from abstain.probing.file import PROBE, ProbeRow
+from abstain.records.probes import PROBE, ProbeRow
 from abstain.schema import DataError, Item, write_jsonl
 from abstain.train.data.build import load_items
 from abstain.train.recipe import DataSpec

@@ -12,7 +12,7 @@ import pytest
 from abstain import train as rewards
 from abstain.integrations.verl.dataset import verl_row
 from abstain.integrations.verl.reward import RESULT_KEYS, compute_score
-from abstain.judges.audit import DEV_SET
+from abstain.evaluation.audit import DEV_SET
 from abstain.schema import Item, ResponseRow, read_jsonl
 from abstain.train.data.rows import prompt_rows
 from abstain.train.rewards.presets import PRESETS

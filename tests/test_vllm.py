@@ -24,7 +24,7 @@ from abstain.backends import make_backend
 from abstain.backends.base import GenerationConfig, MissingDependencyError
 from abstain.cli import app
 from abstain.data import load_suite
-from abstain.evaluation.folders import RESPONSES
+from abstain.records.runs import RESPONSES
 from abstain.evaluation.run import EvalConfig, evaluate
 from abstain.protocols import get_protocol
 from abstain.schema import ResponseRow, ScoredRow, read_jsonl

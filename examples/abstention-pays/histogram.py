@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from collections import defaultdict
 
-from abstain.probing.file import ProbeRow
+from abstain.records.probes import ProbeRow
 from abstain.schema import read_jsonl
 
 LABELS = ["0", "(0, .2]", "(.2, .4]", "(.4, .6)", "[.6, .8]", "(.8, 1)", "1"]

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from abstain.evaluation.folders import SCORED, RunDir
+from abstain.records.runs import SCORED, RunDir
 from abstain.metrics.paired import PairedConfig, paired_delta
 from abstain.metrics.within_count import WITHIN_COUNT_KEYS, within_count
 from abstain.schema import Pred, ScoredRow, dataset_of

@@ -12,7 +12,7 @@ import json
 import sys
 from pathlib import Path
 
-from abstain.evaluation.folders import SCORED, RunDir
+from abstain.records.runs import SCORED, RunDir
 from abstain.metrics.confidence import answered_scores, auroc
 from abstain.schema import ScoredRow
 

@@ -18,7 +18,7 @@ import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 
-from abstain.evaluation.folders import SCORED
+from abstain.records.runs import SCORED
 from abstain.outcomes import is_refusal
 from abstain.schema import ScoredRow, benchmark_of, read_jsonl
 

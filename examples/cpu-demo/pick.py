@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from abstain.evaluation.folders import SCORED, RunDir
+from abstain.records.runs import SCORED, RunDir
 from abstain.metrics.paired import PairedConfig, paired_delta, paired_values
 from abstain.schema import ScoredRow
 

@@ -42,7 +42,7 @@ $PY - "$OUT" <<'PY'
 import sys
 from pathlib import Path
 from abstain.outcomes import outcome
-from abstain.evaluation.folders import RunDir
+from abstain.records.runs import RunDir
 from abstain.schema import ScoredRow
 out = Path(sys.argv[1])
 ours = {r.id: r for r in RunDir(out / "abstain").read_rows("scored.jsonl", ScoredRow)}

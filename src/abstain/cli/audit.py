@@ -10,7 +10,7 @@ from rich.table import Table
 from abstain.cli.common import console, friendly_errors, out_console, write_json
 from abstain.cli.judge_flags import JudgeFlags, judge_flags
 from abstain.cli.score import close_judge
-from abstain.judges.audit import DEV_SET, Agreement, audit_rows
+from abstain.evaluation.audit import DEV_SET, Agreement, audit_rows
 from abstain.schema import ResponseRow, read_jsonl, response_key
 
 

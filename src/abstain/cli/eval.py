@@ -26,7 +26,7 @@ from abstain.cli.metrics import UNDEFINED_NOTE
 from abstain.cli.score import close_judge
 from abstain.cli.suites import suite_help
 from abstain.confidence import ESTIMATORS
-from abstain.evaluation.folders import REPORT_HTML
+from abstain.records.runs import REPORT_HTML
 from abstain.evaluation.run import EvalConfig, EvalProgress, evaluate
 from abstain.metrics import headline
 from abstain.protocols import PROTOCOLS

@@ -81,7 +81,7 @@ def register(app: typer.Typer) -> None:
         """Build R-Tuning / RFT SFT rows or DPO pairs from a probe, every target confirmed by abstain's scorer."""
         with friendly_errors():
             from abstain.data.guard import check_training
-            from abstain.probing.file import read_probe
+            from abstain.records.probes import read_probe
             from abstain.schema import write_jsonl
             from abstain.train.data.probe_data import ProbeDataConfig, dpo_rows, rft_rows, rtuning_rows
 

@@ -9,7 +9,7 @@ import typer
 
 from abstain.cli.common import console, fail, friendly_errors, progress_bar
 from abstain.cli.judge_flags import JudgeFlags, judge_flags
-from abstain.evaluation.folders import CONFIG, RESPONSES
+from abstain.records.runs import CONFIG, RESPONSES
 from abstain.judges.base import Judge
 from abstain.judges.options import JudgeConfig
 from abstain.schema import DataError, ResponseRow, read_jsonl, response_key

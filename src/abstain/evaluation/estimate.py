@@ -31,7 +31,7 @@ from urllib.parse import urlsplit
 
 from abstain.confidence import estimator_of, samples_of
 from abstain.confidence.p_true import p_true_prompt
-from abstain.evaluation.folders import RESPONSES, SCORED
+from abstain.records.runs import RESPONSES, SCORED
 from abstain.evaluation.run import EvalConfig, eval_prompts
 from abstain.schema import Message
 

@@ -25,7 +25,7 @@ from abstain.confidence import TOP_LOGPROBS, estimator_of, samples_of
 from abstain.confidence.consistency import SAMPLING_SEED_OFFSET, agreement
 from abstain.confidence.p_true import p_true_messages, p_true_value
 from abstain.evaluation.backend import chunk_results
-from abstain.evaluation.folders import RESPONSES, RunDir
+from abstain.records.runs import RESPONSES, RunDir
 from abstain.schema import Message, ResponseRow
 
 __all__ = ["Progress", "Sampling", "pending", "query_names", "run_query"]

@@ -33,7 +33,7 @@ from abstain.confidence import TOP_LOGPROBS, asks_verbalized, parse_confidence, 
 from abstain.data.fewshot import choose_demos
 from abstain.data.suites import SUITES, ItemSet, benchmark_of, items_digest, load_custom, load_suite
 from abstain.evaluation.backend import Borrowed, check_logprobs, chunk_results, needs_logprobs, reads_tokens
-from abstain.evaluation.folders import METRICS, RESPONSES, SCORED, TIMING, RunDir, row_key, write_json
+from abstain.records.runs import METRICS, RESPONSES, SCORED, TIMING, RunDir, row_key, write_json
 from abstain.evaluation.queries import Sampling, pending, query_names, run_query
 from abstain.judges import Judge, JudgeConfig
 from abstain.judges.options import RUNTIME_FIELDS

@@ -30,7 +30,7 @@ from functools import cached_property
 from typing import Any
 
 from abstain.data.suites import SUITES
-from abstain.evaluation.folders import row_key
+from abstain.records.runs import row_key
 from abstain.evaluation.run import EvalConfig, Prompts, eval_prompts
 from abstain.judges import Judge, JudgeConfig
 from abstain.outcomes import outcome

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from abstain.evaluation.folders import METRICS, RESPONSES, SCORED, RunDir, write_json
+from abstain.records.runs import METRICS, RESPONSES, SCORED, RunDir, write_json
 from abstain.integrations.generation import InspectRun
 from abstain.judges.base import Judgment
 from abstain.parsing import parse_response

@@ -48,7 +48,7 @@ def probed_p_hat(probe: str | os.PathLike[str], items: Iterable[Item]) -> dict[s
 
     An answerable item without a probed p̂ is a :class:`~abstain.schema.DataError` naming the probe and the item.
     """
-    from abstain.probing.file import read_probe
+    from abstain.records.probes import read_probe
 
     p_hat = {row.id: row.p_hat for row in read_probe(probe) if row.p_hat is not None}
     _check_covered(p_hat, items, f"probe {probe}: ")

@@ -1,5 +1,5 @@
 """Running a knowledge-boundary probe: an ``abstain eval`` run with ``k`` samples per item at a temperature
-above 0, folded into ``probe.jsonl`` (:mod:`abstain.probing.file`: the rows, p̂ and out-of-knowledge).
+above 0, folded into ``probe.jsonl`` (:mod:`abstain.records.probes`: the rows, p̂ and out-of-knowledge).
 
 Example::
 
@@ -18,7 +18,7 @@ from abstain.backends.base import Backend
 from abstain.data.suites import SUITES
 from abstain.evaluation.run import EvalConfig, EvalProgress, Run, evaluate
 from abstain.judges import Judge, JudgeConfig
-from abstain.probing.file import PROBE, ProbeRow, aggregate
+from abstain.records.probes import PROBE, ProbeRow, aggregate
 from abstain.schema import write_jsonl
 
 __all__ = ["ProbeConfig", "ProbeResult", "run_probe"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from abstain.evaluation.folders import SCORED
+from abstain.records.runs import SCORED
 from abstain.metrics.paired import PairedConfig, paired_delta
 from abstain.report.tables import Cell, RunView, Table
 from abstain.schema import ScoredRow, read_jsonl

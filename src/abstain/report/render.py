@@ -24,7 +24,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from abstain.evaluation.folders import REPORT_HTML, REPORT_MD
+from abstain.records.runs import REPORT_HTML, REPORT_MD
 from abstain.judges.options import JudgeConfig
 from abstain.report.confidence import confidence_plots, confidence_tables
 from abstain.report.generation import generation_differences

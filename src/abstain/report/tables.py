@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from abstain.evaluation.folders import CONFIG, METRICS
+from abstain.records.runs import CONFIG, METRICS
 from abstain.metrics import AB_HEADLINE, headline
 from abstain.report.summary import ANSWERABLE_OUTCOMES, BEHAVIOR_OUTCOMES, UNANSWERABLE_OUTCOMES
 

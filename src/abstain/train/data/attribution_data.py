@@ -23,7 +23,7 @@ row's ``p_hat`` is its probe's (the answerable original's for a twin), what a GR
 as "beyond me".
 
 Example:
-    >>> from abstain.probing.file import ProbeRow
+    >>> from abstain.records.probes import ProbeRow
     >>> from abstain.schema import Item
     >>> a = Item(id="a", question="Tom has 3 apples and buys 2. How many?", answers=["5"], label="answerable")
     >>> u = Item(id="u", question="Tom has some apples and buys 2. How many?", answers=[], label="unanswerable",
@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from abstain.data.guard import check_training
-from abstain.probing.file import ProbeRow
+from abstain.records.probes import ProbeRow
 from abstain.schema import Item, Pred
 from abstain.train.data.check import verify_targets
 from abstain.train.data.sft_data import SFTBuild, SFTRow, sft_row

@@ -88,7 +88,7 @@ def matched_to_policy(items: list[Item], probe: str, p_range: tuple[float, float
 
     Every problem must have its answerable original in the probe: a missing one is an error naming the item.
     """
-    from abstain.probing.file import read_probe
+    from abstain.records.probes import read_probe
 
     if p_range is not None and not 0 <= p_range[0] < p_range[1] <= 1:
         raise ValueError(f"data.p_range must satisfy 0 <= low < high <= 1, got {p_range}")

@@ -17,7 +17,7 @@ it is written and must be what it is meant to be; these builders never import th
 probe of evaluation items (:mod:`abstain.data.guard`) is evaluation, never training data: refused.
 
 Example:
-    >>> from abstain.probing.file import ProbeRow, ProbeSample
+    >>> from abstain.records.probes import ProbeRow, ProbeSample
     >>> row = ProbeRow(id="q", question="2+2?", answers=["4"], label="answerable", model="m", protocol="idk",
     ...                k=2, n_judged=2, n_correct=0, p_hat=0.0, ook=True, samples=[
     ...                    ProbeSample(sample=0, response="\\\\boxed{5}", pred="ANSWER", correct=False, format_ok=True),
@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from abstain.data.guard import check_training
-from abstain.probing.file import ProbeRow, ProbeSample
+from abstain.records.probes import ProbeRow, ProbeSample
 from abstain.protocols import get_protocol
 from abstain.schema import Item, Pred
 from abstain.train.data.check import verify_targets

@@ -21,7 +21,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from abstain.evaluation.folders import differences
+from abstain.records.runs import differences
 from abstain.schema import DataError, write_json
 from abstain.train.trainers.distributed import World, barrier, main_first, recipe_split
 from abstain.train.trainers.policy import resolve_policy

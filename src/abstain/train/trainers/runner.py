@@ -48,7 +48,7 @@ from typing import Any
 
 import yaml
 
-from abstain.evaluation.folders import RunDir
+from abstain.records.runs import RunDir
 from abstain.train.data.lengths import Lengths, fit_rows
 from abstain.schema import DataError, read_lines, write_json, write_text
 from abstain.train.trainers.distributed import (
