@@ -26,15 +26,16 @@ def main(runs: list[Path]) -> None:
     print("| run | learning rate | step | " + " | ".join(KEYS) + " |")
     print("|---|---|---|" + "---|" * len(KEYS))
     best: list[tuple[float, Path]] = []
+    rates = {run: rate(run) for run in runs}
     for run in runs:
         rows = history(run)
         for row in rows:
             cells = " | ".join("" if row.get(k) is None else f"{row[k]:.3f}" for k in KEYS)
-            print(f"| {run.name} | {rate(run):g} | {row['step']} | {cells} |")
+            print(f"| {run.name} | {rates[run]:g} | {row['step']} | {cells} |")
         best.append((max(r["truth.truthfulness"] for r in rows), run))
     top = max(value for value, _ in best)
     winner = next(run for value, run in best if value == top)  # ties: the first given, the lower rate
-    print(f"\npicked: {winner.name} (learning rate {rate(winner):g}, best validation truth.truthfulness {top:.3f})")
+    print(f"\npicked: {winner.name} (learning rate {rates[winner]:g}, best validation truth.truthfulness {top:.3f})")
 
 
 if __name__ == "__main__":

@@ -42,9 +42,14 @@ def rows(run: Path, protocol: str) -> list[ScoredRow]:
     return found
 
 
+def item_of(row: ScoredRow) -> Item:
+    """The item a scored row answers (its item columns alone)."""
+    return Item.model_validate(row.model_dump(include=set(Item.model_fields)))
+
+
 def rule_rows(start: Sequence[ScoredRow], declines: Callable[[str], bool]) -> list[ScoredRow]:
     """The start's responses, a refusal where ``declines(question)``: rescored by abstain's scorer."""
-    items = [Item.model_validate(r.model_dump(include=set(Item.model_fields))) for r in start]
+    items = [item_of(r) for r in start]
     texts = [REFUSAL if declines(r.question) else r.response for r in start]
     return score_completions(items, texts, protocol="idk", model="rule")
 
@@ -63,8 +68,7 @@ def main(out: Path, split: str) -> None:
     arms["rule-some"] = rule_rows(arms["start"], lambda q: bool(VAGUE.search(q)))
     arms["rule-mul"] = rule_rows(arms["start"], lambda q: bool(MULTIPLY.search(q)))
     forced = rows(runs / "start", "answer_only")
-    items = [Item.model_validate(r.model_dump(include=set(Item.model_fields))) for r in arms["base-idk"]]
-    p_hat = probed_p_hat(out / f"probe-start-{split}", items)
+    p_hat = probed_p_hat(out / f"probe-start-{split}", [item_of(r) for r in arms["base-idk"]])
     config = MetricsConfig(resamples=RESAMPLES, seed=0)
 
     print(f"### {split}\n")
